@@ -1,0 +1,1 @@
+"""Kernels of the cute_python backend, by <layer>/<family>/<variant>."""

@@ -1,0 +1,1 @@
+"""Kernels of the cutile backend, by <layer>/<family>/<variant>."""

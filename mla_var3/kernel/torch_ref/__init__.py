@@ -1,0 +1,1 @@
+"""Kernels of the torch_ref backend, by <layer>/<family>/<variant>."""
