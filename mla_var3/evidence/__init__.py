@@ -1,0 +1,1 @@
+"""Evidence records: schema, freshness, store, verification runner, rendering for pages."""
