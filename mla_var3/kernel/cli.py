@@ -1,0 +1,151 @@
+"""``python -m mla_var3.kernel``: list, compile, check and time kernels.
+
+    python -m mla_var3.kernel --list
+    python -m mla_var3.kernel hopper_gemm_ws --m=4096 --n=4096 --k=4096 --check
+    python -m mla_var3.kernel sm100_gemm_tcgen05 --compile-only --arch sm_100a
+
+Bad input (unknown kernel, unsupported shape, dtype or arch, no GPU) prints one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from mla_var3.kernel.errors import CorrectnessError, UserError
+from mla_var3.kernel.plan import DTYPES, KernelPlan
+
+PROF_TYPES = ("disabled", "annotation", "ncu", "sanitize")
+
+
+def _flag(parser: argparse.ArgumentParser, name: str, **kwargs: object) -> None:
+    """Add ``--name`` accepting both ``-`` and ``_`` spellings."""
+    spellings = dict.fromkeys([f"--{name}", f"--{name.replace('_', '-')}", f"--{name.replace('-', '_')}"])
+    parser.add_argument(*spellings, dest=name.replace("-", "_"), **kwargs)
+
+
+def global_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m mla_var3.kernel", add_help=False)
+    _flag(p, "check", action="store_true", help="compare every output element with the reference")
+    _flag(p, "prof_type", choices=PROF_TYPES, default="disabled", help="profiling mode")
+    _flag(p, "compile_only", action="store_true", help="compile for the target arch only (no GPU needed)")
+    _flag(p, "arch", default=None, help="target arch, e.g. sm_90a or sm_100a")
+    _flag(p, "dtype", choices=DTYPES, default=None, help="element type (default: the kernel's first)")
+    _flag(p, "json", default=None, metavar="PATH", help="write the result as JSON")
+    _flag(p, "config", default=None, metavar="INDEX", type=int, help="index into the kernel's configs")
+    _flag(p, "iters", type=int, default=200, help="timed launches (>= 100 for a record)")
+    _flag(p, "no_bench", action="store_true", help="skip timing (with --check: correctness only)")
+    return p
+
+
+def plan_parser(plan: type[KernelPlan]) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=f"python -m mla_var3.kernel {plan.name}", description=plan.description, parents=[global_parser()]
+    )
+    for param in plan.shape_params:
+        _flag(p, param.name, type=int, default=param.default, help=param.help)
+    return p
+
+
+def list_kernels() -> str:
+    from mla_var3.kernel.registry import all_plans
+
+    rows = [("name", "layer", "backend", "archs", "description")]
+    rows += [(p.name, p.layer, p.backend, ",".join(p.archs), p.description) for p in all_plans().values()]
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4] for r in rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if argv else 2
+    if argv[0] == "--list":
+        print(list_kernels())
+        return 0
+    try:
+        from mla_var3.kernel.registry import get_plan
+
+        plan_cls = get_plan(argv[0])
+    except UserError as exc:
+        return _fail(exc)
+    return main_for_plan(plan_cls, argv[1:])
+
+
+def main_for_plan(plan_cls: type[KernelPlan], argv: list[str] | None = None) -> int:
+    """Parse flags for one plan, run it, print the result; the exit code."""
+    from mla_var3.kernel.runner import RunRequest, run_plan
+
+    args = plan_parser(plan_cls).parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        plan = plan_cls(args.dtype)
+        configs = plan._autotune_configs()
+        if args.config is not None and not 0 <= args.config < len(configs):
+            raise UserError(f"--config {args.config} is out of range: {plan.name} has configs 0..{len(configs) - 1}")
+        shape = {p.name: getattr(args, p.name) for p in plan_cls.shape_params}
+        request = RunRequest(
+            shape=shape,
+            config=configs[args.config] if args.config is not None else None,
+            arch=args.arch,
+            compile_only=args.compile_only,
+            check=args.check,
+            bench=not args.no_bench,
+            iters=args.iters,
+        )
+        if args.prof_type != "disabled":
+            from mla_var3.kernel.profiling import run_profiled
+
+            result = run_profiled(plan, request, args.prof_type, argv or [])
+        else:
+            result = run_plan(plan, request)
+    except UserError as exc:
+        return _fail(exc)
+    print(format_result(result))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result.to_dict(), indent=2, default=str) + "\n")
+    if result.check is not None and not result.check["passed"]:
+        print(f"error: {result.kernel} failed its correctness check", file=sys.stderr)
+        return CorrectnessError.exit_code
+    return 0
+
+
+def _fail(exc: UserError) -> int:
+    print(f"error: {exc}", file=sys.stderr)
+    return exc.exit_code
+
+
+def format_result(r: object) -> str:
+    """Human-readable lines for a RunResult."""
+    d = r.to_dict()  # type: ignore[attr-defined]
+    lines = [f"{d['kernel']} [{d['backend']}] {d['shape_key']} config {d['config_key']} -> {d['arch']} ({d['mode']}: {d['mode_reason']})"]
+    c = d["compile"]
+    lines.append(f"  compile: {c.get('source', '?')} in {c.get('seconds', 0):.3f}s" + (f" (cold compile {c['cold_s']:.3f}s)" if c.get("cold_s") else ""))
+    a = d.get("analysis") or {}
+    for k in a.get("resources", []):
+        lines.append(
+            f"  resources {k.get('kernel', '?')[:60]}: {k.get('registers')} regs/thread, static smem {k.get('static_smem_bytes')} B, "
+            f"spills {k.get('local_bytes')} B"
+        )
+    if a.get("dynamic_smem_bytes") is not None:
+        lines.append(f"  dynamic smem: {a['dynamic_smem_bytes']} B/block")
+    if a.get("sass_classes"):
+        lines.append("  SASS: " + ", ".join(f"{k} x{v}" for k, v in a["sass_classes"].items() if v))
+    if d.get("check"):
+        lines.append("  check: " + ("PASS" if d["check"]["passed"] else "FAIL") + " " + "; ".join(
+            f"{o['name']}: rel_l2={o['rel_l2']:.2e} (tol {o['tolerance']:.0e}) max_abs={o['max_abs']:.2e}"
+            + (f" nonfinite={o['nonfinite']}" if o["nonfinite"] else "")
+            for o in d["check"]["outputs"]
+        ))
+    t, rf, ce = d.get("timing"), d.get("roofline"), d.get("ceilings")
+    if t and rf and ce:
+        lines.append(f"  time: median {t['median_us']:.2f} us (p10 {t['p10_us']:.2f}, p90 {t['p90_us']:.2f}, n={t['n']}, {t['input_sets']} input sets)")
+        lines.append(
+            f"  {rf['flops_per_s'] / 1e12:.1f} TFLOP/s ({rf['pct_of_matmul_ceiling']:.1f}% of cuBLAS bf16 "
+            f"{ce['matmul_flops_per_s'] / 1e12:.0f}), {rf['bytes_per_s'] / 1e9:.0f} GB/s "
+            f"({rf['pct_of_copy_ceiling']:.1f}% of copy {ce['copy_bytes_per_s'] / 1e9:.0f} GB/s), ceilings measured in this run"
+        )
+    lines += [f"  note: {n}" for n in d.get("notes", [])]
+    return "\n".join(lines)

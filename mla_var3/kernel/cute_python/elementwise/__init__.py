@@ -1,0 +1,1 @@
+"""Elementwise kernels (memory-bound; the copy-bandwidth roofline)."""

@@ -1,0 +1,1 @@
+"""Elementwise addition C = A + B."""

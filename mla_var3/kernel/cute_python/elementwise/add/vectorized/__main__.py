@@ -1,0 +1,5 @@
+"""``python -m mla_var3.kernel.cute_python.elementwise.add.vectorized [flags]``."""
+
+from mla_var3.kernel.cute_python.elementwise.add.vectorized.plan import ElementwiseAddPlan
+
+raise SystemExit(ElementwiseAddPlan().benchmark_kernel_argparse())

@@ -1,0 +1,111 @@
+"""nox sessions: tests, lint, docs, serve, new-pattern, verify-snippets, publish, cutlass.
+
+Environments are reusable (``nox -R`` skips re-installing). torch is pinned to the CPU build
+that the package index here serves as a local file; the GPU machine brings its own torch.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.sessions = ["lint", "tests"]
+
+ROOT = Path(__file__).parent
+TORCH_CPU = "torch==2.13.0"
+QUIET_ENV = {"NO_MKDOCS_2_WARNING": "1", "PYTHONUNBUFFERED": "1"}
+
+
+def _install(session: nox.Session, extras: str) -> None:
+    """Install the project (skipped by nox itself under ``-R``, which implies ``--no-install``)."""
+    session.install(TORCH_CPU)
+    session.install("-e", f".[{extras}]")
+
+
+def _ensure_chromium(session: nox.Session) -> None:
+    """Debian's chromium for the browser test (never a downloaded browser); skipped if present or not root."""
+    if shutil.which("chromium") or os.geteuid() != 0 or not shutil.which("apt-get"):
+        return
+    session.run("apt-get", "update", "-qq", external=True)
+    session.run("apt-get", "install", "-y", "-qq", "chromium", external=True, env={"DEBIAN_FRONTEND": "noninteractive"})
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The CPU test suite (GPU tests skip, saying why), the browser test included."""
+    _install(session, "docs,dev,analysis")
+    _ensure_chromium(session)
+    session.run("pytest", *session.posargs, env=QUIET_ENV)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff, and the page schema of every page under docs/."""
+    _install(session, "docs,dev,analysis")
+    session.run("ruff", "check", ".")
+    session.run("python", "-m", "mla_var3.knowledge", "lint", "docs", env=QUIET_ENV)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Strict site build into site/ (stale evidence is marked, not fatal)."""
+    _install(session, "docs,dev,analysis")
+    session.run("mkdocs", "build", "--strict", *session.posargs, env=QUIET_ENV)
+
+
+@nox.session
+def serve(session: nox.Session) -> None:
+    """Live preview on http://127.0.0.1:8000."""
+    _install(session, "docs,dev,analysis")
+    session.run("mkdocs", "serve", "-a", "127.0.0.1:8000", *session.posargs, env=QUIET_ENV)
+
+
+@nox.session(name="new-pattern")
+def new_pattern(session: nox.Session) -> None:
+    """Scaffold a page: nox -s new-pattern -- <id> --kind optimization --scope cute-dsl."""
+    _install(session, "docs,dev,analysis")
+    session.run("python", "-m", "mla_var3.knowledge", "new", *session.posargs, env=QUIET_ENV)
+
+
+@nox.session(name="verify-snippets")
+def verify_snippets(session: nox.Session) -> None:
+    """Re-verify stale kernels and snippets that pages reference (GPU run, or compile-only)."""
+    _install(session, "docs,dev,analysis")
+    session.run("python", "-m", "mla_var3.evidence", "verify", *session.posargs, env=QUIET_ENV)
+
+
+@nox.session
+def publish(session: nox.Session) -> None:
+    """Strict build plus the freshness gate: fails on missing, failing or stale evidence."""
+    _install(session, "docs,dev,analysis")
+    session.run("python", "-m", "mla_var3.evidence", "gate", env=QUIET_ENV)
+    session.run("mkdocs", "build", "--strict", env=QUIET_ENV)
+
+
+@nox.session(python=False)
+def cutlass(session: nox.Session) -> None:
+    """Check out third_party/cutlass at the commit pinned in third_party/cutlass.lock.
+
+    Source: $CUTLASS_GIT_DIR (a local clone or bare mirror) if set, else the upstream URL.
+    Only the CuTe DSL examples and docs are checked out (sparse).
+    """
+    lock = (ROOT / "third_party" / "cutlass.lock").read_text()
+    commit = re.search(r'^commit = "([0-9a-f]{40})"', lock, re.M).group(1)  # type: ignore[union-attr]
+    url = os.environ.get("CUTLASS_GIT_DIR") or re.search(r'^repository = "(.+)"', lock, re.M).group(1)  # type: ignore[union-attr]
+    dest = ROOT / "third_party" / "cutlass"
+    if dest.exists():
+        head = subprocess.run(["git", "-C", str(dest), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        if head == commit:
+            session.log(f"third_party/cutlass is at {commit[:12]}")
+            return
+        shutil.rmtree(dest)
+    session.run("git", "clone", "--quiet", "--no-checkout", "--filter=blob:none", url, str(dest), external=True)
+    session.run("git", "-C", str(dest), "sparse-checkout", "set", "examples/python", "media/docs", "python/CuTeDSL", external=True)
+    session.run("git", "-C", str(dest), "checkout", "--quiet", commit, external=True)
