@@ -1,16 +1,126 @@
-"""Render evidence records into page Markdown (tables, status badges, single values).
+"""Render evidence records into page Markdown: a status badge, a table, and single values for prose.
 
-STUB: the evidence issue replaces the bodies; the signatures are the contract the MkDocs hook uses.
+The MkDocs hook calls these for the evidence directives; nothing here is typed by hand: every
+number comes from a record, with its device, date and commit next to it.
 """
 
 from __future__ import annotations
 
+import html
+from typing import Any
+
+from mla_var3.evidence.schema import EvidenceError
+from mla_var3.evidence.status import EvidenceStatus, status_of
+
+_ADMONITION = {
+    "run-verified": ("success", "Run-verified"),
+    "compile-verified": ("info", "Compile-verified"),
+    "compile-only": ("warning", "Compile-only (a runner of this arch exists: run it)"),
+    "stale": ("warning", "Stale evidence"),
+    "failed": ("failure", "Evidence failed"),
+    "missing": ("warning", "Evidence missing"),
+}
+_KEY_SASS = ("HGMMA", "UTCMMA", "HMMA", "UTMALDG", "UTMASTG", "LDGSTS", "SYNCS", "LDG.128", "STG.128")
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+
+def _row(r: dict[str, Any]) -> list[str]:
+    t, rf, ce = r.get("timing") or {}, r.get("roofline") or {}, r.get("ceilings") or {}
+    analysis = r.get("analysis") or {}
+    res = (analysis.get("resources") or [{}])[0]
+    sass = analysis.get("sass_classes") or {}
+    key = ", ".join(f"{k} {v}" for k, v in sass.items() if v and any(k.startswith(s) for s in _KEY_SASS)) or "–"
+    device = r["device"].get("name") or f"compile-only ({r['device'].get('compiled_on', 'cpu')})"
+    clocks = ((r.get("clocks") or {}).get("before") or {}).get("sm_mhz")
+    return [
+        device + (f" @ {clocks:.0f} MHz" if clocks else ""),
+        r["arch"],
+        r["config"],
+        _fmt(t.get("median_us"), 2) + (f" (p10 {_fmt(t.get('p10_us'), 2)}, p90 {_fmt(t.get('p90_us'), 2)}, n={t['n']})" if t else ""),
+        _fmt(rf["flops_per_s"] / 1e12 if rf.get("flops_per_s") else None),
+        _fmt(rf["bytes_per_s"] / 1e9 if rf.get("bytes_per_s") else None, 0),
+        (f"{_fmt(rf.get('pct_of_matmul_ceiling'))} % MMA / {_fmt(rf.get('pct_of_copy_ceiling'))} % copy" if rf else "–")
+        + (f" (ceilings {ce['matmul_flops_per_s'] / 1e12:.0f} TFLOP/s, {ce['copy_bytes_per_s'] / 1e9:.0f} GB/s)" if ce else ""),
+        str(res.get("registers", "–")),
+        f"{res.get('static_smem_bytes', '–')} + {analysis.get('dynamic_smem_bytes') if analysis.get('dynamic_smem_bytes') is not None else '–'}",
+        key,
+        r["date"][:10],
+        r["git_sha"][:10],
+    ]
+
+
+HEADER = ["device", "arch", "config", "median µs", "TFLOP/s", "GB/s", "% of measured ceilings", "regs", "SMEM static + dyn B", "key SASS", "date", "commit"]
+
+
+def render_status(status: EvidenceStatus) -> str:
+    kind, title = _ADMONITION[status.status]
+    lines = [f'!!! {kind} "{title}: `{status.kernel}` · `{status.config}`"', f"    {html.escape(status.detail)}", ""]
+    if status.records:
+        lines.append("    | " + " | ".join(HEADER) + " |")
+        lines.append("    |" + "---|" * len(HEADER))
+        lines += ["    | " + " | ".join(_row(r)) + " |" for r in status.records]
+        lines.append("")
+        lines.append(f"    Data: {status.records[0]['data']}. Source hash `{status.records[0]['source_hash'][:12]}`.")
+    return "\n".join(lines) + "\n"
+
 
 def render_evidence_block(kernel: str, config: str) -> str:
     """A Markdown block: the evidence table for ``kernel`` at ``config`` with its status badge."""
-    return f'!!! warning "Evidence missing"\n    No evidence record for `{kernel}` / `{config}` yet.\n'
+    return render_status(status_of(kernel, config))
 
 
-def render_evidence_value(kernel: str, config: str, field: str) -> str:
-    """One value from a record (e.g. ``timing.median_us``), formatted with its provenance."""
-    return f"*(missing: {kernel}/{config}/{field})*"
+DERIVED = {
+    "tflops": lambda r: r["roofline"]["flops_per_s"] / 1e12,
+    "gbps": lambda r: r["roofline"]["bytes_per_s"] / 1e9,
+}
+UNITS = {"tflops": " TFLOP/s", "gbps": " GB/s", "median_us": " µs", "pct_of_copy_ceiling": " %", "pct_of_matmul_ceiling": " %"}
+
+
+def record_value(record: dict[str, Any], field: str) -> float:
+    """A number from a record by dotted path (``timing.median_us``) or a derived name (``tflops``)."""
+    if field in DERIVED:
+        return float(DERIVED[field](record))
+    value: Any = record
+    for part in field.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise EvidenceError(f"record {record['kernel']}/{record['config']}/{record['device_slug']} has no field {field!r}")
+        value = value[part]
+    return float(value)
+
+
+def _pick(status: EvidenceStatus, device: str | None) -> dict[str, Any] | None:
+    records = [r for r in status.records if device is None or r["device_slug"] == device]
+    runs = [r for r in records if r["mode"] == "run"]
+    return (runs or records or [None])[0]
+
+
+def _inline(text: str, status: EvidenceStatus, record: dict[str, Any]) -> str:
+    title = f"{record['device'].get('name') or record['arch']}, {record['config']}, {record['date'][:10]}, {record['git_sha'][:10]}"
+    css = "ev-value" + ("" if status.status in ("run-verified", "compile-verified") else " ev-stale")
+    mark = "" if status.status in ("run-verified", "compile-verified") else f" ({status.status})"
+    return f'<span class="{css}" title="{html.escape(title)}">{text}{mark}</span>'
+
+
+def render_evidence_value(kernel: str, config: str, field: str, device: str | None = None) -> str:
+    """One value from a record (e.g. ``timing.median_us``), formatted, with its provenance as a tooltip."""
+    status = status_of(kernel, config)
+    record = _pick(status, device)
+    if record is None:
+        return f'<span class="ev-value ev-stale">missing: {html.escape(kernel)}/{html.escape(config)}/{html.escape(field)}</span>'
+    value = record_value(record, field)
+    unit = UNITS.get(field.rsplit(".", 1)[-1], "")
+    return _inline(f"{value:,.{2 if abs(value) < 100 else 0}f}{unit}", status, record)
+
+
+def render_evidence_ratio(a: tuple[str, str], b: tuple[str, str], field: str) -> str:
+    """``field`` of record a divided by that of record b (a speed-up), e.g. ``0.97×``."""
+    sa, sb = status_of(*a), status_of(*b)
+    ra, rb = _pick(sa, None), _pick(sb, None)
+    if ra is None or rb is None:
+        return f'<span class="ev-value ev-stale">missing: {html.escape("/".join(a))} vs {html.escape("/".join(b))}</span>'
+    ratio = record_value(ra, field) / record_value(rb, field)
+    worst = sa if sa.status not in ("run-verified", "compile-verified") else sb
+    return _inline(f"{ratio:.2f}×", worst, ra)

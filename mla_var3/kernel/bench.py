@@ -92,14 +92,11 @@ def measure_ceilings() -> Ceilings:
     src = torch.randn(n, device="cuda", dtype=torch.float32).to(torch.bfloat16)
     dst = torch.empty_like(src)
     copy = time_launches(lambda _: dst.copy_(src), 1, iters=20, warmup=5)
-    del src, dst
     m = 8192
     a = torch.randn(m, m, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(m, m, device="cuda", dtype=torch.bfloat16)
     c = torch.empty(m, m, device="cuda", dtype=torch.bfloat16)
     mm = time_launches(lambda _: torch.matmul(a, b, out=c), 1, iters=20, warmup=5)
-    del a, b, c
-    torch.cuda.empty_cache()
     return Ceilings(
         copy_bytes_per_s=2 * n * 2 / (copy.median_us * 1e-6),
         matmul_flops_per_s=2 * m**3 / (mm.median_us * 1e-6),
