@@ -2,7 +2,8 @@
 ``cutile/`` or ``torch_ref/``.
 
 A variant package (``mla_var3/kernel/<backend>/<layer>/<family>/<variant>/``) exports its
-plan class as ``PLAN`` from ``__init__.py``. Plan modules import the CuTe DSL lazily (inside
+plan class as ``PLAN`` from ``__init__.py``. ``$MLA_VAR3_EXTRA_PLANS`` names further modules
+(comma-separated) whose ``PLANS`` tuple is registered too: test fixtures and out-of-tree plans. Plan modules import the CuTe DSL lazily (inside
 ``plan()``), so listing kernels stays fast.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import os
 import pkgutil
 from functools import cache
 
@@ -32,11 +34,18 @@ def all_plans() -> dict[str, type[KernelPlan]]:
             plan = getattr(module, "PLAN", None)
             if plan is None:
                 continue
-            _validate(plan, info.name)
-            if plan.name in plans:
-                raise RuntimeError(f"kernel name {plan.name!r} is declared twice ({info.name})")
-            plans[plan.name] = plan
+            _add(plans, plan, info.name)
+    for module_name in filter(None, os.environ.get("MLA_VAR3_EXTRA_PLANS", "").split(",")):
+        for plan in importlib.import_module(module_name.strip()).PLANS:
+            _add(plans, plan, module_name)
     return dict(sorted(plans.items()))
+
+
+def _add(plans: dict[str, type[KernelPlan]], plan: type[KernelPlan], where: str) -> None:
+    _validate(plan, where)
+    if plan.name in plans:
+        raise RuntimeError(f"kernel name {plan.name!r} is declared twice ({where})")
+    plans[plan.name] = plan
 
 
 def _validate(plan: type[KernelPlan], where: str) -> None:

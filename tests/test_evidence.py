@@ -1,0 +1,184 @@
+"""Evidence records, the verification runner's reliability, archives, and the publication gate."""
+
+from __future__ import annotations
+
+import json
+import os
+import tarfile
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mla_var3.evidence import status as status_mod
+from mla_var3.evidence.archive import export, import_archive
+from mla_var3.evidence.gate import gate
+from mla_var3.evidence.render import render_evidence_block, render_evidence_value
+from mla_var3.evidence.schema import SCHEMA_VERSION, EvidenceError, load
+from mla_var3.evidence.store import all_records, save, write_atomic
+from mla_var3.evidence.targets import Target, collect, parse_config
+from mla_var3.evidence.verify import verify
+from mla_var3.kernel import registry
+
+FIXTURES = Path(__file__).parent / "fixtures" / "plans"
+
+
+@pytest.fixture
+def fake_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Fake plans registered, an empty evidence folder and compile cache; returns the evidence folder."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FIXTURES), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("MLA_VAR3_EXTRA_PLANS", "fake_plans")
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    monkeypatch.setenv("MLA_VAR3_EVIDENCE_DIR", str(tmp_path / "evidence"))
+    monkeypatch.setenv("MLA_VAR3_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MLA_VAR3_GIT_SHA", "0123456789abcdef")
+    registry.all_plans.cache_clear()
+    status_mod.current_hash.cache_clear()
+    yield tmp_path / "evidence"
+    registry.all_plans.cache_clear()
+    status_mod.current_hash.cache_clear()
+
+
+def _record(**over: object) -> dict:
+    base = {
+        "schema_version": SCHEMA_VERSION, "kernel": "fake_good", "config": "n8-float32", "device_slug": "compile-sm_100a",
+        "mode": "compile", "arch": "sm_100a", "dtype": "float32", "shape": {"n": 8}, "tuning": {}, "data": "randn",
+        "source_hash": "abc", "git_sha": "0123", "date": "2026-11-30T00:00:00+00:00", "versions": {}, "device": {"name": None},
+        "compile": {}, "analysis": None, "correctness": None, "timing": None, "ceilings": None, "roofline": None, "clocks": None,
+    }
+    return base | over
+
+
+def test_parse_config_roundtrip_and_errors() -> None:
+    assert parse_config("m8192-n8192-k8192-bfloat16") == ({"m": 8192, "n": 8192, "k": 8192}, "bfloat16")
+    with pytest.raises(EvidenceError, match="must look like"):
+        parse_config("m8192-n8192-int3")
+    with pytest.raises(EvidenceError, match="not <name><integer>"):
+        parse_config("m8x-float32")
+
+
+def test_corrupt_record_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "fake_good" / "n8-float32" / "compile-sm_100a.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"schema_version": 1, "kernel": ')
+    with pytest.raises(EvidenceError, match=str(path)):
+        load(path)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"schema_version": 0}, "schema_version 0"),
+        ({"git_sha": ""}, "'git_sha' is empty"),
+        ({"mode": "guess"}, "mode 'guess'"),
+        ({"mode": "run"}, "a run record needs 'correctness'"),
+        ({"ncu": {"duration_ns": 1}}, "section 'ncu' needs its own 'date'"),
+    ],
+)
+def test_malformed_records_are_rejected(tmp_path: Path, change: dict, message: str) -> None:
+    with pytest.raises(EvidenceError, match=message):
+        save(_record(**change), tmp_path)
+
+
+def test_misplaced_record_is_rejected(tmp_path: Path) -> None:
+    path = save(_record(), tmp_path)
+    moved = tmp_path / "fake_good" / "n16-float32" / path.name
+    moved.parent.mkdir(parents=True)
+    path.rename(moved)
+    with pytest.raises(EvidenceError, match="lies elsewhere"):
+        all_records(tmp_path)
+
+
+def test_atomic_write_keeps_the_old_file_on_failure(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    write_atomic(path, "old")
+
+
+    with pytest.raises(TypeError):
+        write_atomic(path, 123)  # type: ignore[arg-type]
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_runner_survives_raise_hang_and_segfault(fake_env: Path) -> None:
+    targets = [Target(k, "n8-float32", ["p.md"]) for k in ("fake_good", "fake_raises", "fake_hangs", "fake_segfaults", "no_such")]
+    outcomes = {o.kernel: o for o in verify(targets, timeout=20)}
+    assert outcomes["fake_good"].status == "compile-verified"
+    assert outcomes["fake_raises"].status == "failed" and "deliberate failure" in outcomes["fake_raises"].reason
+    assert outcomes["fake_hangs"].status == "failed" and "timed out" in outcomes["fake_hangs"].reason
+    assert outcomes["fake_segfaults"].status == "failed" and "SIGSEGV" in outcomes["fake_segfaults"].reason
+    assert outcomes["no_such"].status == "failed" and "unknown kernel" in outcomes["no_such"].reason
+    # Only the good one wrote a record, and a second pass finds it fresh without re-running.
+    assert [r["kernel"] for r in all_records(fake_env)] == ["fake_good"]
+    again = verify([Target("fake_good", "n8-float32")], timeout=20)
+    assert again[0].status == "fresh"
+
+
+def _site(tmp_path: Path, kernel: str = "fake_good") -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "page.md").write_text(
+        textwrap.dedent(f"""\
+        ---
+        id: page
+        evidence:
+          - {{kernel: {kernel}, config: n8-float32}}
+        ---
+        # Page
+        """)
+    )
+    return docs
+
+
+def test_gate_missing_then_verified_then_stale_after_a_one_line_change(fake_env: Path, tmp_path: Path) -> None:
+    # A plan module of our own in tmp, so the mutation does not touch the repository.
+    src = tmp_path / "mut" / "mutable_plan.py"
+    src.parent.mkdir()
+    src.write_text("from fake_plans import GoodPlan\n\n\nclass MutablePlan(GoodPlan):\n    name = 'fake_mutable'\n\n\nPLANS = (MutablePlan,)\n")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(src.parent), os.environ["PYTHONPATH"]])
+    os.environ["MLA_VAR3_EXTRA_PLANS"] = "fake_plans,mutable_plan"
+    import sys
+
+    sys.path.insert(0, str(src.parent))
+    try:
+        registry.all_plans.cache_clear()
+        docs = _site(tmp_path, "fake_mutable")
+        assert gate(docs) == ["page.md: fake_mutable/n8-float32 is missing: no record; run `nox -s verify-snippets`"]
+        assert [o.status for o in verify(collect(docs), timeout=60)] == ["compile-verified"]
+        status_mod.current_hash.cache_clear()
+        assert gate(docs) == []
+        assert "Compile-verified" in render_evidence_block("fake_mutable", "n8-float32")
+        src.write_text(src.read_text().replace("'fake_mutable'", "'fake_mutable'  # one changed line"))
+        status_mod.current_hash.cache_clear()
+        problems = gate(docs)
+        assert len(problems) == 1 and problems[0].startswith("page.md: fake_mutable/n8-float32 is stale")
+        assert "Stale evidence" in render_evidence_block("fake_mutable", "n8-float32")
+    finally:
+        sys.path.remove(str(src.parent))
+        sys.modules.pop("mutable_plan", None)
+
+
+def test_archive_roundtrip_and_rejections(fake_env: Path, tmp_path: Path) -> None:
+    save(_record(), fake_env)
+    archive = tmp_path / "ev.tar.gz"
+    assert export(fake_env, archive) == 1
+    target = tmp_path / "imported"
+    assert [p.name for p in import_archive(archive, target)] == ["compile-sm_100a.json"]
+    bad = tmp_path / "bad.tar.gz"
+    member = tmp_path / "x.json"
+    member.write_text(json.dumps(_record(kernel="no_such_kernel", config="n8-float32")))
+    with tarfile.open(bad, "w:gz") as tar:
+        tar.add(member, arcname="no_such_kernel/n8-float32/compile-sm_100a.json")
+    with pytest.raises(EvidenceError, match="unknown kernel 'no_such_kernel'"):
+        import_archive(bad, tmp_path / "nothing")
+    assert not (tmp_path / "nothing").exists()
+    with pytest.raises(EvidenceError, match="not a readable evidence archive"):
+        import_archive(member, tmp_path / "nothing")
+
+
+def test_value_rendering_uses_the_record(fake_env: Path) -> None:
+    save(_record(source_hash=status_mod.current_hash("fake_good"), compile={"seconds": 1.5}), fake_env)
+    out = render_evidence_value("fake_good", "n8-float32", "compile.seconds")
+    assert "1.50" in out and "ev-stale" not in out
+    missing = render_evidence_value("fake_good", "n16-float32", "compile.seconds")
+    assert "missing" in missing
