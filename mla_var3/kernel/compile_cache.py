@@ -1,0 +1,312 @@
+"""Compile once: ``plan.plan(config).compile(shape, arch)`` cached in memory and on disk.
+
+The key is the SHA-256 of the plan's source fingerprint (its import closure, see
+:mod:`mla_var3.kernel.fingerprint`), the DSL version and the CUDA version it compiles with,
+the arch, the config and the shape with its dtype. A source edit changes the key, so a stale
+entry is never returned.
+
+- **Memory**: the :class:`~mla_var3.kernel.backends.Compiled` object, for the life of the
+  process (any backend).
+- **Disk** (CuTe DSL kernels): ``$MLA_VAR3_CACHE_DIR/<key>/`` (default
+  ``~/.cache/mla_var3/compile/<key>/``) holds ``kernel.cubin``, ``function.o`` (the
+  launchable host function and its cubin, written by the DSL's ``dump_to_object`` and read
+  back by ``cute.runtime.load_module`` in ~2 ms) and ``meta.json`` (compile seconds, dynamic
+  SMEM, resources and SASS from :mod:`mla_var3.analysis`). Entries are written to a temporary
+  folder and renamed into place. An entry that fails to parse or whose files do not match
+  their recorded hashes is deleted and recompiled.
+
+On a machine without a GPU the DSL's object export fails ("Failed to dump object file with
+PIC relocation": its JIT cannot resolve the ``_cuda*`` runtime symbols) unless the DSL
+runtime library is loaded into the process first with ``RTLD_GLOBAL``;
+:func:`_export_object` does that. If the export still fails, the entry has no
+``function.o``: compile-only requests are served from disk and runs recompile once per
+process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from mla_var3.analysis import AnalysisError, CubinAnalysis, analyze_cubin
+from mla_var3.kernel.arch import Arch
+from mla_var3.kernel.backends import Compiled
+from mla_var3.kernel.fingerprint import plan_fingerprint
+from mla_var3.kernel.plan import Config, KernelPlan, Shape, config_slug, shape_slug
+
+CACHE_ENV = "MLA_VAR3_CACHE_DIR"
+SCHEMA_VERSION = 1
+META = "meta.json"
+CUBIN = "kernel.cubin"
+OBJECT = "function.o"
+
+
+@dataclass
+class _Entry:
+    compiled: Compiled
+    analysis: CubinAnalysis | None
+    analysis_error: str | None
+
+
+@dataclass
+class CompileResult:
+    """One compile request: what it returned, where it came from and what it cost.
+
+    ``source`` is ``"memory"`` or ``"disk"`` (warm) or ``"compile"`` (cold); ``seconds`` is
+    what this request took (the lookup and load on a hit, compile plus analysis on a miss);
+    ``cold_s`` is the compile time of the entry as first built.
+    """
+
+    compiled: Compiled
+    key: str
+    source: str
+    seconds: float
+    cold_s: float
+    analysis: CubinAnalysis | None
+    analysis_error: str | None = None
+    entry: Path | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def warm(self) -> bool:
+        return self.source != "compile"
+
+    def timing_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "warm": self.warm,
+            "seconds": self.seconds,
+            "cold_s": self.cold_s,
+            "key": self.key,
+            "entry": str(self.entry) if self.entry else None,
+            "notes": list(self.notes),
+        }
+
+    def analysis_dict(self) -> dict[str, Any] | None:
+        """Resources, dynamic SMEM and SASS (:meth:`CubinAnalysis.to_dict`), or why they are missing."""
+        if self.analysis is not None:
+            return self.analysis.to_dict()
+        if self.analysis_error is not None:
+            return {"error": self.analysis_error, "dynamic_smem_bytes": self.compiled.dynamic_smem_bytes}
+        return None
+
+
+_MEMORY: dict[str, _Entry] = {}
+
+
+def clear_memory_cache() -> None:
+    """Forget every compiled function held in this process (the disk cache stays)."""
+    _MEMORY.clear()
+
+
+def cache_dir() -> Path:
+    """``$MLA_VAR3_CACHE_DIR``, else ``~/.cache/mla_var3/compile``."""
+    configured = os.environ.get(CACHE_ENV)
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "mla_var3" / "compile"
+
+
+@cache
+def dsl_identity() -> str:
+    """``cutlass-dsl <version> cuda <major.minor>``: the compiler the key depends on."""
+    import cutlass
+    from cutlass.base_dsl.version_info import CUDA_VERSION
+
+    return f"cutlass-dsl {cutlass.__version__} cuda {CUDA_VERSION.major}.{CUDA_VERSION.minor}"
+
+
+def key_parts(plan: KernelPlan, config: Config, shape: Shape, arch: Arch) -> dict[str, str]:
+    """What the cache key hashes, by name (stored in each entry's meta for inspection)."""
+    return {
+        "kernel": plan.name,
+        "backend": plan.backend,
+        "fingerprint": plan_fingerprint(type(plan)),
+        "dsl": dsl_identity() if plan.backend == "cute" else "-",
+        "arch": arch.name,
+        "config": config_slug(config),
+        "shape": shape_slug(shape, plan.dtype),
+    }
+
+
+def cache_key(parts: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def compile_cached(
+    plan: KernelPlan, config: Config, shape: Shape, arch: Arch | str, *, need_function: bool = True
+) -> CompileResult:
+    """``plan.plan(config).compile(shape, arch)``, from memory, disk or a fresh compile.
+
+    ``need_function=False`` (compile-only) accepts a disk entry without loading its launchable
+    function; ``Compiled.fn`` is then ``None``.
+    """
+    start = time.perf_counter()
+    arch = arch if isinstance(arch, Arch) else Arch.parse(arch)
+    parts = key_parts(plan, config, shape, arch)
+    key = cache_key(parts)
+    entry = _MEMORY.get(key)
+    if entry is not None and (entry.compiled.fn is not None or not need_function):
+        return _result(entry, key, "memory", start, None)
+    notes: list[str] = []
+    folder = cache_dir() / key
+    if plan.backend == "cute" and folder.exists():
+        try:
+            entry = _load(folder, key, need_function)
+        except Exception as exc:  # any unreadable entry (bad JSON, hash, DSL load error) is rebuilt
+            notes.append(f"cache entry {folder} was unusable ({type(exc).__name__}: {exc}); recompiled")
+            shutil.rmtree(folder, ignore_errors=True)
+            entry = None
+        if entry is not None:
+            _MEMORY[key] = entry
+            return _result(entry, key, "disk", start, folder, notes)
+    compiled = plan.plan(config).compile(shape, arch)
+    analysis, error = _analyze(compiled)
+    entry = _Entry(compiled, analysis, error)
+    stored = None
+    if compiled.cubin:
+        stored = _store(folder, key, parts, entry, notes)
+    _MEMORY[key] = entry
+    return _result(entry, key, "compile", start, stored, notes)
+
+
+def _result(entry: _Entry, key: str, source: str, start: float, folder: Path | None, notes: list[str] | None = None) -> CompileResult:
+    return CompileResult(
+        compiled=entry.compiled,
+        key=key,
+        source=source,
+        seconds=time.perf_counter() - start,
+        cold_s=entry.compiled.compile_s,
+        analysis=entry.analysis,
+        analysis_error=entry.analysis_error,
+        entry=folder,
+        notes=notes or [],
+    )
+
+
+def _analyze(compiled: Compiled) -> tuple[CubinAnalysis | None, str | None]:
+    if not compiled.cubin:
+        return None, None
+    try:
+        analysis = analyze_cubin(compiled.cubin, compiled.arch, compiled.dynamic_smem_bytes)
+    except AnalysisError as exc:
+        return None, str(exc)
+    compiled.kernel_names = tuple(r.kernel for r in analysis.resources)
+    return analysis, None
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# --- disk ---------------------------------------------------------------------------------
+def _store(folder: Path, key: str, parts: dict[str, str], entry: _Entry, notes: list[str]) -> Path | None:
+    """Write the entry atomically (temporary folder, then rename); the folder, or None on failure."""
+    compiled = entry.compiled
+    assert compiled.cubin is not None
+    prefix = f"k{key[:24]}"
+    obj = _export_object(compiled.fn, prefix, notes)
+    meta = {
+        "schema_version": SCHEMA_VERSION,
+        "key": key,
+        "key_parts": parts,
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "compile_s": compiled.compile_s,
+        "arch": compiled.arch,
+        "dynamic_smem_bytes": compiled.dynamic_smem_bytes,
+        "kernel_names": list(compiled.kernel_names),
+        "cubin_sha256": _sha256(compiled.cubin),
+        "object": {"prefix": prefix, "sha256": _sha256(obj)} if obj else None,
+        "analysis": entry.analysis.to_dict() if entry.analysis else None,
+    }
+    tmp = folder.parent / f".tmp-{key[:16]}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        tmp.mkdir(parents=True)
+        (tmp / CUBIN).write_bytes(compiled.cubin)
+        if obj:
+            (tmp / OBJECT).write_bytes(obj)
+        (tmp / META).write_text(json.dumps(meta, indent=1) + "\n")
+        shutil.rmtree(folder, ignore_errors=True)
+        os.rename(tmp, folder)
+    except OSError as exc:
+        notes.append(f"could not write the compile cache entry {folder}: {exc}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        return folder if (folder / META).is_file() else None
+    return folder
+
+
+def _load(folder: Path, key: str, need_function: bool) -> _Entry | None:
+    """The entry in ``folder``; None if it lacks a launchable function that is needed.
+
+    Raises (``ValueError``, ``OSError``, a DSL error, ...) when the entry is corrupt.
+    """
+    meta = json.loads((folder / META).read_text())
+    if meta.get("schema_version") != SCHEMA_VERSION or meta.get("key") != key:
+        raise ValueError("schema or key mismatch")
+    cubin = (folder / CUBIN).read_bytes()
+    if _sha256(cubin) != meta["cubin_sha256"]:
+        raise ValueError("kernel.cubin does not match its recorded hash")
+    fn = None
+    if need_function:
+        if not meta["object"]:
+            return None  # compiled where the object export failed: recompile to launch
+        fn = _load_object(folder / OBJECT, meta["object"])
+    compiled = Compiled(
+        fn=fn,
+        arch=meta["arch"],
+        cubin=cubin,
+        compile_s=float(meta["compile_s"]),
+        dynamic_smem_bytes=meta["dynamic_smem_bytes"],
+        kernel_names=tuple(meta["kernel_names"]),
+    )
+    if meta["analysis"] is not None:
+        return _Entry(compiled, CubinAnalysis.from_dict(meta["analysis"]), None)
+    analysis, error = _analyze(compiled)
+    if analysis is not None:  # the tools were missing when the entry was written
+        meta["analysis"] = analysis.to_dict()
+        meta["kernel_names"] = list(compiled.kernel_names)
+        _replace_text(folder / META, json.dumps(meta, indent=1) + "\n")
+    return _Entry(compiled, analysis, error)
+
+
+def _load_object(path: Path, info: dict[str, str]) -> Any:
+    data = path.read_bytes()
+    if _sha256(data) != info["sha256"]:
+        raise ValueError("function.o does not match its recorded hash")
+    import cutlass.cute as cute
+
+    _preload_dsl_runtime()
+    return cute.runtime.load_module(str(path))[info["prefix"]]
+
+
+def _replace_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+@cache
+def _preload_dsl_runtime() -> None:
+    """Load the DSL runtime library globally so the DSL's JIT can resolve ``_cuda*`` symbols."""
+    from cutlass.cutlass_dsl import CuTeDSL
+
+    for lib in CuTeDSL._get_dsl().get_shared_libs():
+        ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+
+
+def _export_object(fn: Any, prefix: str, notes: list[str]) -> bytes | None:
+    """The compiled function as an object file (host launcher + cubin), or None with a note."""
+    try:
+        _preload_dsl_runtime()
+        return fn.dump_to_object(prefix)
+    except Exception as exc:  # the DSL raises its own error types; any failure just skips the object
+        notes.append(f"object export failed ({type(exc).__name__}); runs will recompile once per process")
+        return None
