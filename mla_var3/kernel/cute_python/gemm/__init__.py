@@ -1,0 +1,1 @@
+"""GEMM kernels (compute-bound; the cuBLAS roofline) and the workload they share (``common``)."""

@@ -1,0 +1,1 @@
+"""GEMM baselines run through PyTorch."""

@@ -1,0 +1,1 @@
+"""cuBLAS through ``torch.matmul``: the rate our GEMMs are measured against."""

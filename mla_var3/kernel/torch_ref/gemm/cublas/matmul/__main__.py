@@ -1,0 +1,5 @@
+"""``python -m mla_var3.kernel.torch_ref.gemm.cublas.matmul [flags]``."""
+
+from mla_var3.kernel.torch_ref.gemm.cublas.matmul.plan import CublasGemmPlan
+
+raise SystemExit(CublasGemmPlan().benchmark_kernel_argparse())

@@ -1,0 +1,159 @@
+"""``hopper_gemm_ws``: compile-only SASS and resource checks for sm_90a (CPU), shape and dtype
+errors, the reference, and -- on an H200 -- correctness against the fp32 reference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mla_var3.kernel.arch import Arch
+from mla_var3.kernel.cute_python.gemm.common import GEMM_CHECK_SHAPES
+from mla_var3.kernel.cute_python.gemm.hopper_gemm.warp_specialized.plan import HopperGemmWSPlan
+from mla_var3.kernel.errors import UnsupportedDtypeError, UnsupportedShapeError
+
+SM90A = Arch.parse("sm_90a")
+RAGGED = {"m": 1000, "n": 1048, "k": 520}
+SQUARE = {"m": 4096, "n": 4096, "k": 4096}
+
+
+@pytest.fixture(autouse=True)
+def _cubins_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # --keep-cubin writes *.cubin into the working directory
+
+
+def _compile(shape: dict[str, int], config: dict | None = None, dtype: str = "bfloat16"):
+    plan = HopperGemmWSPlan(dtype)
+    return plan.plan(config or plan.default_config()).compile(shape, SM90A)
+
+
+def _opcodes(cubin: bytes) -> dict[str, int]:
+    from mla_var3.analysis.sass import instruction_histogram, opcode_histogram
+
+    return opcode_histogram(instruction_histogram(cubin, "sm_90a"))
+
+
+@pytest.fixture(scope="module")
+def default_cubin() -> bytes:
+    return _compile(SQUARE).cubin
+
+
+def test_default_config_sass_has_the_hopper_pipeline(default_cubin: bytes) -> None:
+    ops = _opcodes(default_cubin)
+    assert ops.get("HGMMA", 0) >= 4, "WGMMA (64x256x16 per warpgroup, 4 per K tile) missing"
+    assert ops.get("UTMALDG", 0) >= 2, "TMA loads of A and B missing"
+    assert ops.get("UTMASTG", 0) >= 1, "TMA store of C missing"
+    assert ops.get("SYNCS", 0) >= 1, "mbarrier pipeline missing"
+    assert ops.get("USETMAXREG", 0) == 2, "one setmaxnreg per warp role expected"
+    assert ops.get("STSM", 0) >= 1, "stmatrix epilogue missing"
+    assert "LDL" not in ops and "STL" not in ops, "register spills"
+
+
+def test_default_config_resources(default_cubin: bytes) -> None:
+    from mla_var3.analysis.resources import resource_usage
+
+    (kernel,) = resource_usage(default_cubin)
+    # 384 threads at one CTA per SM cap the entry at 168 registers; setmaxnreg moves them.
+    assert kernel.registers <= 168
+    assert kernel.local_bytes == 0
+    plan = HopperGemmWSPlan()
+    smem = plan.plan(plan.default_config()).dynamic_smem_bytes(SQUARE)
+    assert smem == 230400  # 4 x 48 KiB A/B stages + 32 KiB C ring + 1 KiB barriers
+    assert smem + kernel.static_smem_bytes <= 227 * 1024
+
+
+def test_one_binary_serves_every_shape(default_cubin: bytes) -> None:
+    # M, N, K are dynamic: a ragged shape compiles to the same cubin as a square one.
+    assert _compile(RAGGED).cubin == default_cubin
+
+
+@pytest.mark.parametrize("config", HopperGemmWSPlan()._autotune_configs()[1:], ids=str)
+def test_every_config_compiles_to_wgmma(config: dict) -> None:
+    ops = _opcodes(_compile(RAGGED, config).cubin)
+    assert ops.get("HGMMA", 0) >= 4 and ops.get("UTMALDG", 0) >= 2
+    assert "LDL" not in ops and "STL" not in ops
+
+
+def test_float16_compiles() -> None:
+    assert _opcodes(_compile(RAGGED, dtype="float16").cubin).get("HGMMA", 0) >= 4
+
+
+@pytest.mark.parametrize(("dim", "value"), [("k", 1001), ("n", 1004)])
+def test_misaligned_rows_are_rejected(dim: str, value: int) -> None:
+    shape = {"m": 1000, "n": 1048, "k": 520, dim: value}
+    with pytest.raises(UnsupportedShapeError, match=rf"--{dim} \(={value}.*multiple of 8.*pad {dim} to"):
+        HopperGemmWSPlan().validate_shape(shape)
+
+
+def test_ragged_but_aligned_shapes_are_accepted() -> None:
+    plan = HopperGemmWSPlan("float16")
+    for shape in (*GEMM_CHECK_SHAPES, {"m": 1, "n": 8, "k": 8}):
+        plan.validate_shape(shape)
+
+
+def test_unsupported_dtype_is_rejected() -> None:
+    with pytest.raises(UnsupportedDtypeError, match="float32"):
+        HopperGemmWSPlan("float32")
+
+
+def test_too_many_stages_is_rejected() -> None:
+    from mla_var3.kernel.cute_python.gemm.hopper_gemm.warp_specialized.kernel import HopperGemmWS
+
+    with pytest.raises(ValueError, match="at most 4 stages"):
+        HopperGemmWS(tile_mn=(128, 256), cluster_mn=(2, 1), stages=5)
+
+
+def test_stage_count_defaults_to_what_fits() -> None:
+    from mla_var3.kernel.cute_python.gemm.hopper_gemm.warp_specialized.kernel import max_stages
+
+    assert max_stages((128, 256, 64), epi_stages=4) == 4
+    assert max_stages((128, 128, 64), epi_stages=4) == 6
+
+
+def test_reference_matches_a_naive_loop() -> None:
+    import torch
+
+    plan = HopperGemmWSPlan("bfloat16")
+    a = torch.randn(5, 16).to(torch.bfloat16)
+    b = torch.randn(3, 16).to(torch.bfloat16)
+    ref = plan.reference_fn({"a": a, "b": b})["c"]
+    naive = torch.empty(5, 3, dtype=torch.float64)
+    for i in range(5):
+        for j in range(3):
+            naive[i, j] = sum(float(a[i, p]) * float(b[j, p]) for p in range(16))
+    assert ref.dtype == torch.float32
+    torch.testing.assert_close(ref.double(), naive, rtol=1e-6, atol=1e-6)
+
+
+def test_roofline_counts() -> None:
+    flops, nbytes = HopperGemmWSPlan()._algorithmic_flops_bytes({"m": 1000, "n": 1048, "k": 520})
+    assert flops == 2 * 1000 * 1048 * 520
+    assert nbytes == (1000 * 520 + 1048 * 520 + 1000 * 1048) * 2
+
+
+def test_registered() -> None:
+    from mla_var3.kernel.registry import get_plan
+
+    plan = get_plan("hopper_gemm_ws")
+    assert plan is HopperGemmWSPlan and plan.archs == ("sm_90a",) and plan.layer == "gemm"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("shape", [*GEMM_CHECK_SHAPES, {"m": 1, "n": 8, "k": 8}], ids=str)
+def test_matches_reference_on_gpu(dtype: str, shape: dict[str, int]) -> None:
+    import torch
+
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a code runs only on compute capability 9.0")
+    plan = HopperGemmWSPlan(dtype)
+    kernel = plan.plan(plan.default_config())
+    compiled = kernel.compile(shape, SM90A)
+    inputs = plan.prepare_inputs(shape)
+    outputs = plan.allocate_outputs(inputs, shape)
+    outputs["c"].fill_(float("nan"))
+    kernel.launch(compiled, inputs, outputs)
+    torch.cuda.synchronize()
+    out, ref = outputs["c"].float(), plan.reference_fn(inputs)["c"]
+    assert torch.isfinite(out).all(), "some of C was not written"
+    assert float((out - ref).norm() / ref.norm()) <= plan.tolerance()
