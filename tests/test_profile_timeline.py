@@ -158,19 +158,29 @@ def test_device_helpers_compile_for_sm90a_and_vanish_when_disabled() -> None:
     assert len(id_stores) >= 3 and len(set(id_stores)) == len(id_stores), id_stores
 
 
+def test_an_unknown_role_fails_at_compile_time() -> None:
+    import cuda.bindings.driver as cuda
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import make_fake_compact_tensor
+
+    buf = make_fake_compact_tensor(cutlass.Int64, (LAYOUT.words,), assumed_align=16)
+    with pytest.raises(ProfileError, match="role 'consumer' / event 'mma' not in layout"):
+        cute.compile(_tiny_kernel().misnamed_host, buf, LAYOUT, cuda.CUstream(0), options="--gpu-arch sm_90a")
+
+
 @pytest.mark.gpu
 def test_device_helpers_record_a_decodable_timeline() -> None:
+    import cuda.bindings.driver as cuda
     import cutlass.cute as cute
     import torch
     from cutlass.cute.runtime import from_dlpack
 
     kernel = _tiny_kernel()
     buf = torch.zeros(LAYOUT.words, dtype=torch.int64, device="cuda")
-    stream = torch.cuda.current_stream().cuda_stream
-    import cuda.bindings.driver as cuda
-
-    compiled = cute.compile(kernel.host, from_dlpack(buf), LAYOUT, cuda.CUstream(stream))
-    compiled(from_dlpack(buf), cuda.CUstream(stream))
+    stream = cuda.CUstream(torch.cuda.current_stream().cuda_stream)
+    compiled = cute.compile(kernel.host, from_dlpack(buf), LAYOUT, stream)
+    compiled(from_dlpack(buf), stream)  # the Constexpr layout is not passed at launch
     torch.cuda.synchronize()
     spans = decode_timeline(buf.cpu(), LAYOUT)
     # 3 CTAs launched, 2 recorded; per CTA 3 issues, 3 waits, 3 MMAs.

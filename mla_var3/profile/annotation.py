@@ -23,8 +23,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-PHASES = ("inputs", "compile", "launch")
-
 
 # --8<-- [start:phase]
 @contextmanager
