@@ -17,8 +17,9 @@ H200 = GpuInfo("NVIDIA H200", (9, 0), "GPU-x", 132, 60 << 20, "580", "13.0", "2.
     ("arch", "cc", "runs"),
     [
         ("sm_80", (8, 0), True),
-        ("sm_80", (9, 0), True),
-        ("sm_80", (10, 0), True),
+        ("sm_80", (8, 9), True),
+        ("sm_80", (9, 0), False),  # SASS only: measured on the H200
+        ("sm_80", (10, 0), False),
         ("sm_90a", (9, 0), True),
         ("sm_90a", (10, 0), False),
         ("sm_90a", (8, 9), False),
@@ -51,7 +52,7 @@ def test_runnable_arch_prefers_first_declared_that_runs() -> None:
 
 def test_choose_target_runs_elementwise_on_h200() -> None:
     arch, mode, _ = choose_target(get_plan("elementwise_add"), None, False, H200)
-    assert (arch.name, mode) == ("sm_80", "run")
+    assert (arch.name, mode) == ("sm_90a", "run")
 
 
 def test_choose_target_mismatch_compiles_instead() -> None:

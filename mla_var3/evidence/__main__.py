@@ -20,6 +20,11 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--docs", type=Path, default=ROOT / "docs")
     v.add_argument("--target", action="append", default=[], metavar="KERNEL/CONFIG", help="verify this too")
     v.add_argument("--archive", type=Path, default=None, help="also pack the written records into this tar.gz")
+    pr = sub.add_parser("profile", help="add ncu / sanitizer / annotation sections to run records")
+    pr.add_argument("--prof-type", "--prof_type", dest="prof_type", choices=("ncu", "sanitize", "annotation"), required=True)
+    pr.add_argument("--only", default=None, help="glob on <kernel>/<config>")
+    pr.add_argument("--timeout", type=float, default=600.0)
+    pr.add_argument("--docs", type=Path, default=ROOT / "docs")
     e = sub.add_parser("export", help="pack records into a tar.gz")
     e.add_argument("archive", type=Path)
     i = sub.add_parser("import", help="check and file records from a tar.gz")
@@ -50,6 +55,20 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(summary_table(outcomes))
         if args.archive:
             print(f"packed {export(evidence_dir(), args.archive)} records into {args.archive}")
+        return 1 if any(o.status == "failed" for o in outcomes) else 0
+    if args.cmd == "profile":
+        import fnmatch
+
+        from mla_var3.evidence.targets import collect
+        from mla_var3.evidence.verify import profile_one, summary_table
+
+        chosen = [t for t in collect(args.docs) if args.only is None or fnmatch.fnmatch(f"{t.kernel}/{t.config}", args.only)]
+        outcomes = []
+        for i, target in enumerate(chosen, 1):
+            print(f"[{i}/{len(chosen)}] {args.prof_type} {target.kernel} {target.config} ...", end=" ", flush=True)
+            outcomes.append(profile_one(target, args.prof_type, args.timeout))
+            print(f"{outcomes[-1].status} ({outcomes[-1].reason})", flush=True)
+        print(summary_table(outcomes))
         return 1 if any(o.status == "failed" for o in outcomes) else 0
     if args.cmd == "export":
         from mla_var3.evidence.archive import export

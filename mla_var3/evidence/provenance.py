@@ -96,4 +96,4 @@ def build_record(result: dict[str, Any], source_hash: str, sha: str) -> dict[str
         "roofline": result.get("roofline") and result["roofline"] | {"flops": result["flops"], "bytes": result["bytes"]},
         "clocks": result.get("clocks"),
         "notes": result.get("notes", []),
-    }
+    } | dict(result.get("profile") or {})

@@ -125,3 +125,30 @@ def summary_table(outcomes: list[Outcome]) -> str:
     for o in outcomes:
         counts[o.status] = counts.get(o.status, 0) + 1
     return "\n".join(rows) + "\n\n" + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+
+
+def profile_one(target: Target, prof_type: str, timeout: float, base: Path | None = None) -> Outcome:
+    """Profile a verified kernel (``ncu``, ``sanitize``, ``annotation``) and add the section to its run record."""
+    from mla_var3.evidence.store import merge_section
+
+    start = time.perf_counter()
+    gpu = detect_gpu()
+    slug, arch, mode = expected_slug(target.kernel, gpu)
+    path = record_path(target.kernel, target.config, slug, base)
+    if mode != "run" or not path.exists():
+        return Outcome(target.kernel, target.config, "skipped", f"needs a run record on a GPU of its arch ({path.name})")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "result.json"
+        cmd = _command(target.kernel, target.config, arch, mode, out) + [f"--prof_type={prof_type}", "--no-bench"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return Outcome(target.kernel, target.config, "failed", f"{prof_type} timed out after {timeout:.0f}s")
+        if not out.exists():
+            return Outcome(target.kernel, target.config, "failed", _died(proc), time.perf_counter() - start)
+        profile = json.loads(out.read_text()).get("profile") or {}
+    for section, payload in profile.items():
+        merge_section(path, section, payload | {"git_sha": git_sha()})
+    ok = all(p.get("passed", True) for p in profile.values())
+    status = "profiled" if ok and profile else "failed"
+    return Outcome(target.kernel, target.config, status, ", ".join(profile) or "no profile section", time.perf_counter() - start, str(path))

@@ -63,8 +63,9 @@ class CompileResult:
     """One compile request: what it returned, where it came from and what it cost.
 
     ``source`` is ``"memory"`` or ``"disk"`` (warm) or ``"compile"`` (cold); ``seconds`` is
-    what this request took (the lookup and load on a hit, compile plus analysis on a miss);
-    ``cold_s`` is the compile time of the entry as first built.
+    what this request took (key, lookup and load on a hit; key, compile, analysis and store
+    on a miss), not counting the one-time import of the DSL; ``cold_s`` is the compile time
+    of the entry as first built and ``analysis_s`` the cuobjdump + nvdisasm time of a miss.
     """
 
     compiled: Compiled
@@ -74,6 +75,7 @@ class CompileResult:
     cold_s: float
     analysis: CubinAnalysis | None
     analysis_error: str | None = None
+    analysis_s: float = 0.0
     entry: Path | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -87,6 +89,7 @@ class CompileResult:
             "warm": self.warm,
             "seconds": self.seconds,
             "cold_s": self.cold_s,
+            "analysis_s": self.analysis_s,
             "key": self.key,
             "entry": str(self.entry) if self.entry else None,
             "notes": list(self.notes),
@@ -149,6 +152,8 @@ def compile_cached(
     ``need_function=False`` (compile-only) accepts a disk entry without loading its launchable
     function; ``Compiled.fn`` is then ``None``.
     """
+    if plan.backend == "cute":
+        dsl_identity()  # imports the DSL once per process, outside the timed part
     start = time.perf_counter()
     arch = arch if isinstance(arch, Arch) else Arch.parse(arch)
     parts = key_parts(plan, config, shape, arch)
@@ -169,16 +174,22 @@ def compile_cached(
             _MEMORY[key] = entry
             return _result(entry, key, "disk", start, folder, notes)
     compiled = plan.plan(config).compile(shape, arch)
+    analysis_start = time.perf_counter()
     analysis, error = _analyze(compiled)
+    analysis_s = time.perf_counter() - analysis_start
     entry = _Entry(compiled, analysis, error)
     stored = None
     if compiled.cubin:
         stored = _store(folder, key, parts, entry, notes)
     _MEMORY[key] = entry
-    return _result(entry, key, "compile", start, stored, notes)
+    result = _result(entry, key, "compile", start, stored, notes)
+    result.analysis_s = analysis_s
+    return result
 
 
-def _result(entry: _Entry, key: str, source: str, start: float, folder: Path | None, notes: list[str] | None = None) -> CompileResult:
+def _result(
+    entry: _Entry, key: str, source: str, start: float, folder: Path | None, notes: list[str] | None = None
+) -> CompileResult:
     return CompileResult(
         compiled=entry.compiled,
         key=key,

@@ -57,6 +57,7 @@ class RunResult:
     flops: int = 0
     bytes: int = 0
     notes: list[str] = field(default_factory=list)
+    profile: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -90,11 +91,11 @@ def choose_target(plan: type[KernelPlan], requested: str | None, compile_only: b
 
 def run_plan(plan: KernelPlan, request: RunRequest) -> RunResult:
     """Compile ``plan`` for its target and, in run mode, check and time it."""
-    from mla_var3.kernel.compile_cache import compile_cached
-
     plan.validate_shape(request.shape)
     gpu = detect_gpu()
     arch, mode, reason = choose_target(type(plan), request.arch, request.compile_only, gpu)
+    from mla_var3.kernel.compile_cache import compile_cached
+
     config = request.config or plan.default_config()
     flops, nbytes = plan._algorithmic_flops_bytes(request.shape)
     compiled = compile_cached(plan, config, request.shape, arch, need_function=(mode == "run"))
@@ -142,6 +143,9 @@ def _run_on_gpu(plan: KernelPlan, request: RunRequest, compiled: Any, result: Ru
             result.notes.append("check failed: timing skipped")
             return
     if not request.bench:
+        if not request.check:  # one plain launch: what ncu or a sanitizer measures
+            kernel.launch(compiled, inputs, outputs)
+            torch.cuda.synchronize()
         return
     set_bytes = sum(t.numel() * t.element_size() for t in (*inputs.values(), *outputs.values()))
     sets = input_sets_for_cold_l2(set_bytes, gpu.l2_bytes)
