@@ -16,6 +16,7 @@ from pathlib import Path
 
 from mla_var3.kernel.errors import CorrectnessError, UserError
 from mla_var3.kernel.plan import DTYPES, KernelPlan
+from mla_var3.profile.errors import ProfileError
 
 PROF_TYPES = ("disabled", "annotation", "ncu", "sanitize")
 
@@ -101,7 +102,7 @@ def main_for_plan(plan_cls: type[KernelPlan], argv: list[str] | None = None) -> 
             result = run_profiled(plan, request, args.prof_type, argv or [])
         else:
             result = run_plan(plan, request)
-    except UserError as exc:
+    except (UserError, ProfileError) as exc:
         return _fail(exc)
     print(format_result(result))
     if args.json:
@@ -112,7 +113,7 @@ def main_for_plan(plan_cls: type[KernelPlan], argv: list[str] | None = None) -> 
     return 0
 
 
-def _fail(exc: UserError) -> int:
+def _fail(exc: UserError | ProfileError) -> int:
     print(f"error: {exc}", file=sys.stderr)
     return exc.exit_code
 

@@ -154,9 +154,8 @@ def _run_on_gpu(plan: KernelPlan, request: RunRequest, compiled: Any, result: Ru
     ]
     ceilings = measure_ceilings()
     clocks_before = gpu_clocks()
-    timing = time_launches(
-        lambda i: kernel.launch(compiled, *rotation[i]), sets, iters=request.iters, warmup=request.warmup
-    )
+    launches = [kernel.bind(compiled, *io) for io in rotation]
+    timing = time_launches(lambda i: launches[i](), sets, iters=request.iters, warmup=request.warmup)
     clocks_after = gpu_clocks()
     seconds = timing.median_us * 1e-6
     result.timing = timing.to_dict()
