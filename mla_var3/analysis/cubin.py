@@ -47,7 +47,9 @@ class CubinAnalysis:
             classes=data["sass_classes"],
         )
         resources = [KernelResources(**r) for r in data["resources"]]
-        return cls(arch=data["arch"], resources=resources, sass=sass, dynamic_smem_bytes=data["dynamic_smem_bytes"])
+        return cls(
+            arch=data["arch"], resources=resources, sass=sass, dynamic_smem_bytes=data["dynamic_smem_bytes"]
+        )
 
 
 def analyze_cubin(cubin: bytes, arch: str, dynamic_smem_bytes: int | None = None) -> CubinAnalysis:

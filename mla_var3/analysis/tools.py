@@ -62,5 +62,7 @@ def run_on_cubin(tool: str, args: list[str], cubin: bytes, timeout_s: float = 12
         )
     if proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
-        raise AnalysisError(f"{tool} {' '.join(args)} failed ({proc.returncode}): {detail[-1] if detail else 'no output'}")
+        raise AnalysisError(
+            f"{tool} {' '.join(args)} failed ({proc.returncode}): {detail[-1] if detail else 'no output'}"
+        )
     return proc.stdout

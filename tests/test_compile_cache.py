@@ -1,0 +1,294 @@
+"""The compile cache: cold compile, memory and disk hits, keys, stale sources, corrupt entries."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from mla_var3.analysis import ToolNotFoundError
+from mla_var3.kernel import compile_cache
+from mla_var3.kernel.arch import Arch
+from mla_var3.kernel.backends import CuteKernel, TorchKernel
+from mla_var3.kernel.compile_cache import (
+    CUBIN,
+    META,
+    OBJECT,
+    cache_key,
+    clear_memory_cache,
+    compile_cached,
+    key_parts,
+)
+from mla_var3.kernel.plan import Config, KernelPlan, Shape, ShapeParam, Tensors
+
+TINY_SOURCE = Path(__file__).parent / "fixtures" / "analysis" / "tiny_kernels.py"
+SHAPE = {"n": 4096}
+CONFIG: Config = {"variant": "a"}
+
+
+def load_tiny(path: Path = TINY_SOURCE) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"tiny_{abs(hash(path))}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class TinyPlan(KernelPlan):
+    """y = 2 x on float32, for the cache tests (not registered)."""
+
+    name = "tiny_scale"
+    layer = "elementwise"
+    description = "y = 2 x (compile-cache tests)"
+    archs = ("sm_80", "sm_90a", "sm_100a")
+    dtypes = ("float32",)
+    shape_params = (ShapeParam("n", 4096, "elements, a multiple of 128"),)
+    source: Path = TINY_SOURCE
+
+    @classmethod
+    def source_files(cls) -> tuple[Path, ...]:
+        return (Path(__file__).resolve(), cls.source)
+
+    def prepare_inputs(self, shape: Shape) -> Tensors:
+        from mla_var3.kernel.tensors import randn
+
+        return {"x": randn((shape["n"],), "float32")}
+
+    def allocate_outputs(self, inputs: Tensors, shape: Shape) -> Tensors:
+        import torch
+
+        return {"y": torch.empty_like(inputs["x"])}
+
+    def reference_fn(self, inputs: Tensors) -> Tensors:
+        return {"y": inputs["x"].double() * 2}
+
+    def _autotune_configs(self) -> list[Config]:
+        return [CONFIG]
+
+    def _algorithmic_flops_bytes(self, shape: Shape) -> tuple[int, int]:
+        return shape["n"], 8 * shape["n"]
+
+    def plan(self, config: Config) -> CuteKernel:
+        import cutlass
+
+        from mla_var3.kernel.tensors import fake_tensor, to_cute
+
+        tiny = load_tiny(self.source)
+        return CuteKernel(
+            host_fn=tiny.scale_by_two,
+            compile_args=lambda shape: (
+                fake_tensor(cutlass.Float32, (shape["n"],)),
+                fake_tensor(cutlass.Float32, (shape["n"],)),
+            ),
+            launch_args=lambda inputs, outputs: (to_cute(inputs["x"]), to_cute(outputs["y"])),
+            dynamic_smem_bytes=lambda shape: 0,
+        )
+
+
+class TinyTorchPlan(TinyPlan):
+    name = "tiny_scale_torch"
+    backend = "torch"
+
+    def plan(self, config: Config) -> TorchKernel:  # type: ignore[override]
+        def fn(inputs: Tensors, outputs: Tensors) -> None:
+            outputs["y"].copy_(inputs["x"] * 2)
+
+        return TorchKernel(fn=fn)
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.chdir(tmp_path)  # --keep-cubin writes copies into the working directory
+    clear_memory_cache()
+    yield
+    clear_memory_cache()
+
+
+def test_cold_then_memory_then_disk(tmp_cache: Path) -> None:
+    plan = TinyPlan()
+    cold = compile_cached(plan, CONFIG, SHAPE, "sm_90a")
+    assert (cold.source, cold.warm) == ("compile", False)
+    assert cold.cold_s > 0 and cold.seconds >= cold.cold_s and cold.analysis_s > 0
+    assert cold.entry == tmp_cache / cold.key
+    assert sorted(p.name for p in cold.entry.iterdir()) == sorted([CUBIN, META, OBJECT])
+    assert cold.analysis is not None and cold.analysis.sass.classes == {"ldg_32": 1, "stg_32": 1}
+    assert cold.analysis_dict()["dynamic_smem_bytes"] == 0  # type: ignore[index]
+    assert cold.compiled.kernel_names and cold.compiled.kernel_names[0].startswith("kernel_cutlass_")
+
+    memory = compile_cached(plan, CONFIG, SHAPE, Arch.parse("sm_90a"))
+    assert (memory.source, memory.warm) == ("memory", True)
+    assert memory.compiled is cold.compiled and memory.seconds < cold.seconds
+
+    clear_memory_cache()
+    disk = compile_cached(plan, CONFIG, SHAPE, "sm_90a")
+    assert disk.source == "disk" and disk.entry == cold.entry
+    assert disk.compiled.fn is not None and disk.compiled.fn is not cold.compiled.fn  # loaded from function.o
+    assert disk.compiled.cubin == cold.compiled.cubin and disk.cold_s == cold.cold_s
+    assert disk.analysis == cold.analysis and disk.compiled.kernel_names == cold.compiled.kernel_names
+    assert disk.seconds < cold.cold_s
+    timing = disk.timing_dict()
+    assert timing["source"] == "disk" and timing["cold_s"] == cold.cold_s and timing["key"] == cold.key
+
+
+def test_compile_only_disk_hit_skips_the_function() -> None:
+    plan = TinyPlan()
+    compile_cached(plan, CONFIG, SHAPE, "sm_100a")
+    clear_memory_cache()
+    compile_only = compile_cached(plan, CONFIG, SHAPE, "sm_100a", need_function=False)
+    assert compile_only.source == "disk" and compile_only.compiled.fn is None and compile_only.compiled.cubin
+    again = compile_cached(plan, CONFIG, SHAPE, "sm_100a", need_function=False)
+    assert again.source == "memory"
+    launchable = compile_cached(plan, CONFIG, SHAPE, "sm_100a")  # now the function is needed
+    assert launchable.source == "disk" and launchable.compiled.fn is not None
+
+
+def test_key_covers_arch_config_shape_dsl_and_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = TinyPlan()
+    sm90 = Arch.parse("sm_90a")
+    keys = {
+        cache_key(key_parts(plan, CONFIG, SHAPE, sm90)),
+        cache_key(key_parts(plan, CONFIG, SHAPE, Arch.parse("sm_100a"))),
+        cache_key(key_parts(plan, {"variant": "b"}, SHAPE, sm90)),
+        cache_key(key_parts(plan, CONFIG, {"n": 8192}, sm90)),
+    }
+    edited = tmp_path / "tiny_edited.py"
+    shutil.copy(TINY_SOURCE, edited)
+
+    class Edited(TinyPlan):
+        source = edited
+
+    before_edit = cache_key(key_parts(Edited(), CONFIG, SHAPE, sm90))
+    edited.write_text(edited.read_text().replace("2.0", "3.0"))
+    keys |= {before_edit, cache_key(key_parts(Edited(), CONFIG, SHAPE, sm90))}
+    monkeypatch.setattr(compile_cache, "dsl_identity", lambda: "cutlass-dsl 0.0 cuda 0.0")
+    keys.add(cache_key(key_parts(plan, CONFIG, SHAPE, sm90)))
+    assert len(keys) == 7
+
+
+def test_a_source_edit_is_never_served_stale(tmp_path: Path) -> None:
+    source = tmp_path / "tiny_live.py"
+    shutil.copy(TINY_SOURCE, source)
+
+    class Live(TinyPlan):
+        pass
+
+    Live.source = source  # the class body cannot see this function's locals under this name
+    first = compile_cached(Live(), CONFIG, SHAPE, "sm_80")
+    assert compile_cached(Live(), CONFIG, SHAPE, "sm_80").source == "memory"
+    source.write_text(source.read_text().replace("cutlass.Float32(2.0)", "cutlass.Float32(3.0)"))
+    second = compile_cached(Live(), CONFIG, SHAPE, "sm_80")
+    assert second.source == "compile" and second.key != first.key
+    # 2 x compiles to FADD x, x; 3 x to FMUL: the new entry really is the new code.
+    assert "FADD" in first.analysis.sass.opcodes and "FMUL" in second.analysis.sass.opcodes  # type: ignore[union-attr]
+
+
+def _corrupt(entry: Path, how: str) -> None:
+    if how == "meta-garbage":
+        (entry / META).write_text("{not json")
+    elif how == "meta-missing":
+        (entry / META).unlink()
+    elif how == "cubin-truncated":
+        (entry / CUBIN).write_bytes((entry / CUBIN).read_bytes()[:100])
+    elif how == "object-corrupt":
+        data = bytearray((entry / OBJECT).read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        (entry / OBJECT).write_bytes(bytes(data))
+    elif how == "meta-wrong-key":
+        meta = json.loads((entry / META).read_text())
+        meta["key"] = "0" * 64
+        (entry / META).write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize(
+    "how", ["meta-garbage", "meta-missing", "cubin-truncated", "object-corrupt", "meta-wrong-key"]
+)
+def test_a_corrupt_entry_is_recompiled(how: str) -> None:
+    plan = TinyPlan()
+    cold = compile_cached(plan, CONFIG, SHAPE, "sm_90a")
+    assert cold.entry is not None
+    clear_memory_cache()
+    _corrupt(cold.entry, how)
+    rebuilt = compile_cached(plan, CONFIG, SHAPE, "sm_90a")
+    assert rebuilt.source == "compile"
+    assert any("unusable" in note for note in rebuilt.notes)
+    assert rebuilt.compiled.cubin == cold.compiled.cubin
+    clear_memory_cache()
+    assert compile_cached(plan, CONFIG, SHAPE, "sm_90a").source == "disk"  # the entry was rewritten
+
+
+def test_an_entry_without_analysis_is_completed_on_load() -> None:
+    plan = TinyPlan()
+    cold = compile_cached(plan, CONFIG, SHAPE, "sm_90a")
+    assert cold.entry is not None
+    meta = json.loads((cold.entry / META).read_text())
+    meta["analysis"] = None
+    (cold.entry / META).write_text(json.dumps(meta))
+    clear_memory_cache()
+    warm = compile_cached(plan, CONFIG, SHAPE, "sm_90a", need_function=False)
+    assert warm.source == "disk" and warm.analysis == cold.analysis
+    assert json.loads((cold.entry / META).read_text())["analysis"] == cold.analysis.to_dict()  # type: ignore[union-attr]
+
+
+def test_missing_tools_do_not_block_compiling(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_tools(*args: object, **kwargs: object) -> None:
+        raise ToolNotFoundError("nvdisasm not found: install the analysis extra")
+
+    monkeypatch.setattr(compile_cache, "analyze_cubin", no_tools)
+    result = compile_cached(TinyPlan(), CONFIG, SHAPE, "sm_90a")
+    assert result.source == "compile" and result.analysis is None
+    assert result.analysis_dict() == {
+        "error": "nvdisasm not found: install the analysis extra",
+        "dynamic_smem_bytes": 0,
+    }
+    assert result.entry is not None and json.loads((result.entry / META).read_text())["analysis"] is None
+
+
+def test_without_an_object_runs_recompile_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_object(fn: object, prefix: str, notes: list[str]) -> None:
+        notes.append("object export failed (test)")
+
+    monkeypatch.setattr(compile_cache, "_export_object", no_object)
+    plan = TinyPlan()
+    cold = compile_cached(plan, CONFIG, SHAPE, "sm_90a")
+    assert cold.entry is not None and not (cold.entry / OBJECT).exists()
+    clear_memory_cache()
+    assert compile_cached(plan, CONFIG, SHAPE, "sm_90a", need_function=False).source == "disk"
+    assert compile_cached(plan, CONFIG, SHAPE, "sm_90a").source == "compile"
+    assert compile_cached(plan, CONFIG, SHAPE, "sm_90a").source == "memory"
+
+
+def test_writes_are_atomic_and_leave_no_temporaries(tmp_cache: Path) -> None:
+    plan = TinyPlan()
+    for arch in ("sm_80", "sm_90a"):
+        compile_cached(plan, CONFIG, SHAPE, arch)
+    entries = sorted(p.name for p in tmp_cache.iterdir())
+    assert len(entries) == 2 and not any(name.startswith(".") for name in entries)
+
+
+def test_torch_plans_are_cached_in_memory_only(tmp_cache: Path) -> None:
+    plan = TinyTorchPlan()
+    first = compile_cached(plan, CONFIG, SHAPE, "sm_80")
+    assert first.source == "compile" and first.entry is None and first.analysis_dict() is None
+    assert compile_cached(plan, CONFIG, SHAPE, "sm_80").source == "memory"
+    assert not tmp_cache.exists() or not any(tmp_cache.iterdir())
+
+
+@pytest.mark.gpu
+def test_a_function_loaded_from_disk_launches() -> None:
+    import torch
+
+    plan = TinyPlan()
+    compile_cached(plan, CONFIG, SHAPE, "sm_80")
+    clear_memory_cache()
+    warm = compile_cached(plan, CONFIG, SHAPE, "sm_80")
+    assert warm.source == "disk"
+    inputs = plan.prepare_inputs(SHAPE)
+    outputs = {"y": torch.full_like(inputs["x"], float("nan"))}
+    plan.plan(CONFIG).launch(warm.compiled, inputs, outputs)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(outputs["y"].double(), plan.reference_fn(inputs)["y"])
