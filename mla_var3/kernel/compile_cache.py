@@ -141,6 +141,7 @@ def key_parts(plan: KernelPlan, config: Config, shape: Shape, arch: Arch) -> dic
 
 
 def cache_key(parts: dict[str, str]) -> str:
+    """The entry's name: SHA-256 of :func:`key_parts` as sorted JSON."""
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
