@@ -7,6 +7,8 @@ Every backend compiles without tensors (``compile``) and launches on real tensor
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,6 +65,8 @@ class CuteKernel:
         import cuda.bindings.driver as cuda
         import cutlass.cute as cute
 
+        # --keep-cubin also writes *.cubin into the working directory unless the DSL has a dump dir.
+        os.environ.setdefault("CUTE_DSL_DUMP_DIR", os.path.join(tempfile.gettempdir(), "mla_var3-dsl-dump"))
         options = f"{self.options} --gpu-arch {arch.name} --keep-cubin".strip()
         start = time.perf_counter()
         fn = cute.compile(self.host_fn, *self.compile_args(shape), cuda.CUstream(0), options=options)
