@@ -58,8 +58,10 @@ def _page_meta(page: Page, ids: dict[str, Page]) -> list[Problem]:
         problems.append(Problem(page.display, page.meta_line("id"), f"id {meta.id!r} must match the file name ({stem}.md)"))
     folder = layout.folder_for(meta.kind, meta.scope)
     if posixpath.dirname(page.src) != folder:
-        what = f"{meta.kind} page" + (f" with scope {meta.scope}" if meta.kind in PATTERN_KINDS else "")
-        problems.append(Problem(page.display, page.meta_line("kind"), f"a {what} belongs in docs/{folder}/"))
+        is_pattern = meta.kind in PATTERN_KINDS
+        what = f"{meta.kind} page" + (f" with scope {meta.scope}" if is_pattern else "")
+        line = page.meta_line("scope" if is_pattern else "kind")
+        problems.append(Problem(page.display, line, f"{_article(what)} {what} belongs in docs/{folder}/"))
     for i, related in enumerate(meta.related):
         if related == meta.id:
             problems.append(Problem(page.display, page.meta_line("related", i), "a page cannot be related to itself"))
@@ -75,8 +77,12 @@ def _page_meta(page: Page, ids: dict[str, Page]) -> list[Problem]:
     missing = [s for s in REQUIRED_SECTIONS[meta.kind] if s.casefold() not in present]
     if missing:
         names = ", ".join(f"'## {s}'" for s in missing)
-        problems.append(Problem(page.display, page.body_line, f"missing template section(s) for a {meta.kind} page: {names}"))
+        problems.append(Problem(page.display, page.body_line, f"missing template section(s) for {_article(meta.kind)} {meta.kind} page: {names}"))
     return problems
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
 
 
 def _links(page: Page, site: Site) -> list[Problem]:

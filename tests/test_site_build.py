@@ -1,0 +1,231 @@
+"""Build a small copy of the site and break it one way at a time: every break must fail the strict
+build with a message that names the file (and the line where there is one).
+
+The fixture (``tests/fixtures/site``) is built with the repository's own ``mkdocs.yml`` and
+``hooks/``, so these tests exercise the real configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURE = REPO / "tests" / "fixtures" / "site"
+ALPHA = "docs/knowledge/optimizations/alpha.md"
+
+
+def make_site(tmp_path: Path) -> Path:
+    site = tmp_path / "site-src"
+    shutil.copytree(FIXTURE, site, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "mkdocs.yml", site / "mkdocs.yml")
+    shutil.copytree(REPO / "hooks", site / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
+    (site / "third_party").mkdir()
+    shutil.copy(REPO / "third_party" / "cutlass.lock", site / "third_party" / "cutlass.lock")
+    return site
+
+
+def run_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "CUTLASS_DIR"}
+    env.update(PYTHONPATH=str(REPO), NO_MKDOCS_2_WARNING="1", DISABLE_MKDOCS_2_WARNING="true")
+    return env
+
+
+def build(site: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict"],
+        cwd=site,
+        env=run_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def edit(site: Path, rel: str, old: str, new: str) -> None:
+    path = site / rel
+    text = path.read_text()
+    assert old in text, f"fixture changed: {old!r} not in {rel}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def line_of(site: Path, rel: str, needle: str) -> int:
+    return next(i for i, line in enumerate((site / rel).read_text().splitlines(), 1) if needle in line)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    return make_site(tmp_path)
+
+
+def html(site: Path, rel: str) -> str:
+    """The page's content (the article), without the navigation that lists every page."""
+    markup = (site / "site" / rel).read_text()
+    return markup[markup.index("<article") : markup.index("</article>")]
+
+
+def text_of(markup: str) -> str:
+    """The visible text of HTML (code blocks are split into highlighted tokens)."""
+    import html as html_lib
+
+    return html_lib.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+def test_fixture_builds_with_everything_generated(site: Path) -> None:
+    result = build(site)
+    assert result.returncode == 0, result.stderr
+    alpha_html = html(site, "knowledge/optimizations/alpha.html")
+    alpha = text_of(alpha_html)
+    # Code by section, titled with its path, numbered like the file.
+    assert "fixture_lab/kernel.py · loop" in alpha and "out.append(value" in alpha
+    # Code by symbol, with its path and line span.
+    assert "fixture_lab/kernel.py:16-17 · Tiler.tiles" in alpha and "return (n + tile - 1) // tile" in alpha
+    # The executable snippet ran during the build.
+    assert "n squared" in alpha and "<td>9</td>" in alpha_html
+    # Evidence block (from mla_var3.evidence.render) inside its marked container, and a value in prose.
+    assert '<div class="evidence-block" data-config="default" data-kernel="fixture_kernel">' in alpha_html
+    # CUTLASS link at the pinned commit, ledger from the study note, backlinks.
+    assert "github.com/NVIDIA/cutlass/blob/7107b05535f8977f5ecb9d01ee203205b1fd9bc4/examples/" in alpha_html
+    assert "#L10-L20" in alpha_html
+    assert "Study-note ledger" in alpha and "The example adds a detail." in alpha
+    referenced = alpha_html[alpha_html.index('id="referenced-by"') :]
+    for title in ("Beta anti-pattern", "Gamma in CuTe DSL", "Study note: fixture example", "Fixture site"):
+        assert title in referenced
+    # Generated pages.
+    catalog = html(site, "knowledge/optimization-catalog.html")
+    assert "Alpha pattern" in catalog and "Beta anti-pattern" in catalog and "Gamma in CuTe DSL" not in catalog
+    assert "Gamma in CuTe DSL" in html(site, "knowledge/optimization-catalog-cute-dsl.html")
+    assert 'id="tag-tma"' in html(site, "knowledge/tags.html")
+    graph = html(site, "knowledge/pattern-graph.html")
+    assert "<svg" in graph and 'href="optimizations/alpha.html"' in graph
+    progress = text_of(html(site, "paths/path-a.html"))
+    assert "1 of 1 step(s) have a study note" in progress
+    # Nothing generated is written into docs/.
+    assert not (site / "docs" / "knowledge" / "optimization-catalog.md").exists()
+
+
+def test_no_network_assets(site: Path) -> None:
+    assert build(site).returncode == 0
+    for page in sorted((site / "site").rglob("*.html")):
+        text = page.read_text()
+        assert not re.search(r'<(?:script|link)[^>]+(?:src|href)="(?:https?:)?//', text), page
+        assert "fonts.googleapis" not in text and "fonts.gstatic" not in text, page
+
+
+BROKEN = {
+    "malformed YAML": (ALPHA, "tags: [tma, pipelining]", "tags: [tma, pipelining", "malformed YAML front matter"),
+    "unknown tag": (ALPHA, "tags: [tma, pipelining]", "tags: [tma, no-such-tag]", "unknown tag 'no-such-tag'"),
+    "unknown related id": (ALPHA, "related: [beta]", "related: [beta, nobody]", "unknown related id 'nobody'"),
+    "missing section": (ALPHA, "## Pitfalls\n", "## Traps\n", "missing template section(s) for an optimization page: '## Pitfalls'"),
+    "broken link": (ALPHA, "See [Beta]", "See [Nothing](../nothing.md) [Beta]", "broken link '../nothing.md'"),
+    "missing snippet section": (ALPHA, "kernel.py:loop", "kernel.py:no_such_section", "snippet section 'no_such_section' not found"),
+    "unknown symbol": (ALPHA, "Tiler.tiles", "Tiler.no_such_method", "has no symbol 'Tiler.no_such_method'"),
+    "undeclared evidence": (ALPHA, '{{ evidence("fixture_kernel", "default") }}', '{{ evidence("other", "default") }}',
+                            "list {kernel: other, config: default} under 'evidence:'"),
+    "unknown key": (ALPHA, "status: draft", "status: draft\nstatuss: oops", "unknown front-matter key 'statuss'"),
+    "wrong folder": (ALPHA, "scope: shared", "scope: cute-dsl", "belongs in docs/knowledge/languages/cute-dsl/optimizations/"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_bad_input_fails_naming_file_and_line(site: Path, case: str) -> None:
+    rel, old, new, message = BROKEN[case]
+    edit(site, rel, old, new)
+    needle = new.splitlines()[-1] if case != "missing section" else None
+    result = build(site)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert message in output, output
+    if needle and case not in ("malformed YAML",):
+        assert f"{rel}:{line_of(site, rel, needle)}:" in output, output
+    else:
+        assert f"{rel}:" in output, output
+
+
+def test_malformed_yaml_names_the_line(site: Path) -> None:
+    edit(site, ALPHA, "arch: [sm_90a]", "arch: [sm_90a\nkind2: x")
+    result = build(site)
+    assert result.returncode != 0
+    assert re.search(rf"{ALPHA}:\d+: malformed YAML front matter", result.stderr), result.stderr
+
+
+def test_broken_anchor_fails(site: Path) -> None:
+    edit(site, ALPHA, "beta.md#pitfalls", "beta.md#no-such-anchor")
+    result = build(site)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "knowledge/optimizations/alpha.md" in output and "#no-such-anchor" in output, output
+
+
+def test_duplicate_id_names_both_files(site: Path) -> None:
+    twin = site / "docs/knowledge/optimizations/alpha-twin.md"
+    twin.write_text((site / ALPHA).read_text())
+    result = build(site)
+    assert result.returncode != 0
+    assert "docs/knowledge/optimizations/alpha-twin.md:2: duplicate id 'alpha' (also in docs/knowledge/optimizations/alpha.md)" in result.stderr
+    assert "docs/knowledge/optimizations/alpha.md:2: duplicate id 'alpha'" in result.stderr
+
+
+def test_failing_executable_snippet_names_page_and_block(site: Path) -> None:
+    (site / "snippets/cpu/tiny.py").write_text('def table() -> str:\n    raise RuntimeError("snippet is broken")\n')
+    result = build(site)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    block_line = line_of(site, ALPHA, 'exec="on"')
+    assert f"code block 'docs/knowledge/optimizations/alpha.md:{block_line}' exited with errors" in output, output
+    assert "snippet is broken" in output and "Aborted" in output
+
+
+def test_generated_path_must_not_be_committed(site: Path) -> None:
+    (site / "docs/knowledge/tags.md").write_text("# Tags by hand\n")
+    result = build(site)
+    assert result.returncode != 0
+    assert "docs/knowledge/tags.md: this path is generated by the build; delete the file" in result.stderr
+
+
+def test_new_pattern_builds_at_once_with_links_and_backlinks(site: Path) -> None:
+    scaffold = subprocess.run(
+        [sys.executable, "-m", "mla_var3.knowledge", "--root", str(site), "new", "delta-pattern",
+         "--kind", "optimization", "--scope", "cute-dsl", "--title", "Delta pattern", "--tag", "swizzle"],
+        env=run_env(), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert scaffold.returncode == 0, scaffold.stderr
+    page = site / "docs/knowledge/languages/cute-dsl/optimizations/delta-pattern.md"
+    assert page.is_file()
+    result = build(site)
+    assert result.returncode == 0, result.stderr
+    assert "Delta pattern" in html(site, "knowledge/optimization-catalog-cute-dsl.html")
+    assert "Delta pattern" in (site / "site" / "index.html").read_text()  # in the navigation
+    # The author links it from another page: the backlink appears on the new page.
+    edit(site, ALPHA, "Alpha is a pattern.", "Alpha is a pattern; compare [Delta](../languages/cute-dsl/optimizations/delta-pattern.md).")
+    assert build(site).returncode == 0
+    delta = html(site, "knowledge/languages/cute-dsl/optimizations/delta-pattern.html")
+    assert "Alpha pattern" in delta[delta.index('id="referenced-by"') :]
+
+
+def test_new_pattern_refuses_a_taken_id(site: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "mla_var3.knowledge", "--root", str(site), "new", "alpha", "--kind", "anti-pattern", "--scope", "shared"],
+        env=run_env(), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert "id 'alpha' is taken by docs/knowledge/optimizations/alpha.md" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_lint_cli_reports_the_same_problems(site: Path) -> None:
+    ok = subprocess.run([sys.executable, "-m", "mla_var3.knowledge", "--root", str(site), "lint"],
+                        env=run_env(), capture_output=True, text=True, check=False)  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    assert "pages OK" in ok.stdout
+    edit(site, ALPHA, "related: [beta]", "related: [nobody]")
+    bad = subprocess.run([sys.executable, "-m", "mla_var3.knowledge", "--root", str(site), "lint"],
+                         env=run_env(), capture_output=True, text=True, check=False)  # fmt: skip
+    assert bad.returncode == 1
+    assert f"{ALPHA}:{line_of(site, ALPHA, 'related:')}: unknown related id 'nobody'" in bad.stderr
