@@ -17,8 +17,13 @@ What it shows, end to end, in the CuTe DSL:
   small ring of SMEM buffers -> TMA store (clipped at the matrix edges), one named barrier
   per 64x32 subtile.
 
-Any M, N, K whose rows are 16-byte aligned run: TMA fills out-of-bounds loads with zeros
-and clips out-of-bounds stores, so ragged edges need no predication in the kernel.
+Any M, N, K whose rows are 16-byte aligned run (K and N multiples of 8 for 16-bit types):
+TMA fills out-of-bounds loads with zeros and clips out-of-bounds stores, so ragged edges
+need no predication in the kernel. M, N and K are dynamic: one binary per config serves
+every shape.
+
+Run it: ``python -m mla_var3.kernel hopper_gemm_ws --m 8192 --n 8192 --k 8192 --check``
+(on an H100/H200), or ``--compile-only --arch sm_90a`` anywhere.
 
 Learned from CUTLASS ``examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm.py``
 and ``dense_gemm_persistent.py`` at the pinned commit (cited ``path:line`` below); the
@@ -37,10 +42,10 @@ from cutlass.cute.nvgpu import OperandMajorMode, cpasync, warp, warpgroup
 from cutlass.memory import SmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
-_UPSTREAM = "examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm"
-
 WARPGROUP_THREADS = 128
-SMEM_CAPACITY_SM90 = 227 * 1024  # opt-in dynamic SMEM per block on H100/H200
+# A Hopper block may opt into 227 KiB of SMEM; the DSL's kernels already hold 1 KiB of
+# static SMEM (cuobjdump: SHARED:1024), so 226 KiB are left for the dynamic buffers.
+SMEM_CAPACITY_SM90 = 226 * 1024
 MBARRIER_BYTES = 8
 SMEM_ALIGN = 1024  # 128-byte swizzle atoms repeat every 1 KiB: align each buffer to it
 EPI_TILE_N = 32  # columns per epilogue subtile; a subtile is (64 rows, 32 cols) per warpgroup
@@ -74,7 +79,8 @@ def smem_budget(
     per consumer warpgroup, and one full and one empty mbarrier per stage.
 
     For 128x256x64 bf16 with 4 stages: 4 x (16 + 32) KiB of operands + 2 x 4 x 4 KiB of C
-    ring + 1 KiB of barriers = 225 KiB of the 227 KiB a Hopper block may opt into.
+    ring + 1 KiB of barriers = 225 KiB of the 226 KiB left next to the DSL's static 1 KiB.
+    (dense_gemm_persistent.py:1008-1023 budgets the same way, with a 1 KiB allowance.)
     """
     tile_m, tile_n, tile_k = tile_mnk
     consumer_wgs = tile_m // 64
@@ -335,11 +341,12 @@ class HopperGemmWS:
         sB = storage.sB.get_tensor(b_layout.outer, swizzle=b_layout.inner)  # (tile_n, 64, stages)
         sC = storage.sC.get_tensor(c_layout.outer, swizzle=c_layout.inner)  # (64, 32, ring)
 
-        # --8<-- [start:tma_pipeline_producer]
+        # --8<-- [start:tma_pipeline_setup]
         # Full barrier: one producer arrival plus the TMA transaction bytes of one stage (the
         # whole A and B tiles land in every CTA, its own half of a multicast included).
         # Empty barrier: every consumer warp signals each CTA that multicasts into its SMEM;
-        # enable_multicast_signaling counts those arrivals for us (sm90.py PipelineTmaAsync).
+        # enable_multicast_signaling counts those arrivals for us (cutlass/pipeline/sm90.py,
+        # PipelineTmaAsync.create); upstream counts them by hand (dense_gemm_persistent.py:615-636).
         stage_bytes = (tile_m + tile_n) * tile_k * sA.element_type.width // 8
         ab_pipeline = pipeline.PipelineTmaAsync.create(
             barrier_storage=storage.ab_barriers.data_ptr(),
@@ -367,7 +374,7 @@ class HopperGemmWS:
         tBsB, tBgB = cpasync.tma_partition(
             tma_b, cta_m, cute.make_layout(cm), cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2)
         )
-        # --8<-- [end:tma_pipeline_producer]
+        # --8<-- [end:tma_pipeline_setup]
         gC = cute.local_tile(mC, (64, EPI_TILE_N), (None, None))  # (64, 32, rest_m64, rest_n32)
         bSG_sC, bSG_gC = cpasync.tma_partition(
             tma_c, 0, cute.make_layout(1), cute.group_modes(sC, 0, 2), cute.group_modes(gC, 0, 2)
@@ -382,6 +389,7 @@ class HopperGemmWS:
         # Warpgroup 0 produces, warpgroups 1.. consume. setmaxnreg is warpgroup-wide, so all
         # four producer warps give registers back even though only warp 0 issues TMA; the
         # consumers raise their cap to hold a 64 x tile_n fp32 accumulator (128 regs at N=256).
+        # One if/else, one role per branch (dense_gemm_persistent.py:721-725, 781-783).
         if warpgroup_idx == 0:
             cute.arch.setmaxregister_decrease(PRODUCER_REGISTERS)
             if warp_idx == 0:
@@ -423,7 +431,8 @@ class HopperGemmWS:
         """
         tma_a, tAgA, tAsA, a_mcast_mask = a_load
         tma_b, tBgB, tBsB, b_mcast_mask = b_load
-        # --8<-- [start:tma_producer_loop]
+        # --8<-- [start:tma_pipeline_producer]
+        # (dense_gemm_persistent.py:725-779, re-cut around our tile order)
         state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
         first, step = self._work_units()
         for work in cutlass.range(first, clusters_mn[0] * clusters_mn[1], step, unroll=1):
@@ -450,7 +459,7 @@ class HopperGemmWS:
                 state.advance()
         # Do not exit while peers may still arrive on our empty barriers.
         ab_pipeline.producer_tail(state)
-        # --8<-- [end:tma_producer_loop]
+        # --8<-- [end:tma_pipeline_producer]
 
     @cute.jit
     def _consume(
@@ -524,7 +533,8 @@ class HopperGemmWS:
             warpgroup.commit_group()
             read.advance()
             # K tiles 1..: issue tile k, then wait until only it is in flight, so tile k-1's
-            # WGMMAs are done reading SMEM and its slot can go back to the producer.
+            # WGMMAs are done reading SMEM and its slot can go back to the producer
+            # (one WGMMA batch in flight, as dense_gemm_persistent.py:836-912).
             for _k in cutlass.range(1, k_tiles, 1, unroll=1):
                 ab_pipeline.consumer_wait(read)
                 warpgroup.fence()
