@@ -1,7 +1,8 @@
 """The page directives: code by symbol and evidence, written ``{{ name("arg", key="value") }}``.
 
 * ``{{ code("package.module:Qualified.name") }}`` -- alone on a line: the symbol's source as a
-  fenced block titled with its path and lines (options ``hl_lines="2 4-6"``, ``title="..."``).
+  fenced block titled with its path and lines (options ``hl_lines="2 4-6"`` or ``hl_re="regex"``,
+  which highlights the lines matching it and so follows edits of the code, and ``title="..."``).
 * ``{{ evidence("kernel", "config") }}`` -- alone on a line: the evidence table of that record.
 * ``{{ evidence("kernel", "config", "timing.median_us") }}`` -- inline: one number from it.
 
@@ -25,7 +26,7 @@ ATTEMPT_RE = re.compile(r"\{\{\s*(?P<name>code|evidence)\b")
 
 # name -> (positional parameters, how many are required, keyword-only options)
 SIGNATURES: dict[str, tuple[tuple[str, ...], int, tuple[str, ...]]] = {
-    "code": (("symbol",), 1, ("hl_lines", "title")),
+    "code": (("symbol",), 1, ("hl_lines", "hl_re", "title")),
     "evidence": (("kernel", "config", "field"), 2, ()),
 }
 

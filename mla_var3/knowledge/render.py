@@ -26,6 +26,7 @@ from mla_var3.knowledge.symbols import SymbolResolver
 
 EXEC_RE = re.compile(r'\bexec="(?:on|1|true|yes)"')
 ID_OPTION_RE = re.compile(r'\bid="([^"]*)"')
+HL_RE_OPTION = re.compile(r'\s*\bhl_re="([^"]*)"')
 VERDICT_WORDS = {"confirms": "✅ confirms", "refines": "✏️ refines", "contradicts": "❌ contradicts"}
 
 
@@ -114,7 +115,11 @@ def _block_directive(ctx: RenderContext, page: Page, directive: Directive) -> li
             symbol = ctx.symbols.resolve(params["symbol"])
         except LookupError as error:
             raise KnowledgeError([Problem(page.display, page.file_line(directive.index), f"{directive.text}: {error}")]) from None
-        return render_code(symbol, params.get("hl_lines"), params.get("title"))
+        hl_lines = params.get("hl_lines")
+        if "hl_re" in params:
+            where = f"{page.display}:{page.file_line(directive.index)}"
+            hl_lines = highlight_lines(symbol.source.splitlines(), params["hl_re"], where)
+        return render_code(symbol, hl_lines, params.get("title"))
     if "field" in params:
         return [_value_directive(ctx, directive)]
     markdown = ctx.evidence.block(params["kernel"], params["config"]) if ctx.evidence else _no_evidence(params)
@@ -138,9 +143,9 @@ def _fence_header(ctx: RenderContext, page: Page, lines: list[str], fence: Fence
     language = info.split(" ", 1)[0] if info else ""
     if not language or language.startswith(("{", ".")):
         return header
+    where = f"{page.display}:{page.file_line(fence.start)}"
     extra: list[str] = []
     if EXEC_RE.search(info):
-        where = f"{page.display}:{page.file_line(fence.start)}"
         found = ID_OPTION_RE.search(info)
         if found:
             info = ID_OPTION_RE.sub(f'id="{where} {found.group(1)}"', info, count=1)
@@ -148,23 +153,44 @@ def _fence_header(ctx: RenderContext, page: Page, lines: list[str], fence: Fence
             extra.append(f'id="{where}"')
     body = lines[fence.start + 1 : fence.end]
     refs = snippet_refs(body)
+    included: list[str] | None = None
     if len(body) == 1 and len(refs) == 1 and SNIPPET_RE.match(body[0]):
         ref = refs[0]
+        first, included = _snippet_body(ctx.site.repo_root / ref.path, ref.section)
         if "title=" not in info:
             extra.append(f'title="{ref.path}' + (f' · {ref.section}"' if ref.section else '"'))
-        first = _first_line(ctx.site.repo_root / ref.path, ref.section)
         if "linenums=" not in info and first is not None:
             extra.append(f'linenums="{first}"')
+    hl_re = HL_RE_OPTION.search(info)
+    if hl_re:
+        if included is None:
+            raise KnowledgeError([Problem(page.display, page.file_line(fence.start),
+                                          "hl_re works on a fence whose only line includes a snippet")])
+        info = HL_RE_OPTION.sub("", info).strip()
+        extra.append(f'hl_lines="{highlight_lines(included, hl_re.group(1), where)}"')
     if not extra and info == fence.info:
         return header
     return f"{fence.indent}{fence.marker}{' '.join([info, *extra])}"
 
 
-def _first_line(path: Path, section: str | None) -> int | None:
-    """The file line a snippet starts at, or ``None`` when nested markers would make numbering wrong."""
-    if section is None:
-        return 1
+def highlight_lines(lines: list[str], pattern: str, where: str) -> str:
+    """``hl_lines`` for the lines (1-based) that match ``pattern``, so highlights follow code edits."""
+    try:
+        regex = re.compile(pattern)
+    except re.error as error:
+        raise KnowledgeError([Problem(where, 0, f"hl_re {pattern!r} is not a regular expression ({error})")]) from None
+    found = [str(i) for i, line in enumerate(lines, start=1) if regex.search(line)]
+    if not found:
+        raise KnowledgeError([Problem(where, 0, f"hl_re {pattern!r} matches no line of the embedded code")])
+    return " ".join(found)
+
+
+def _snippet_body(path: Path, section: str | None) -> tuple[int | None, list[str]]:
+    """The lines pymdownx.snippets includes, and the file line of the first (``None`` if nested
+    section markers, which snippets drops, would make file numbering wrong)."""
     lines = path.read_text(encoding="utf-8").splitlines()
+    if section is None:
+        return 1, lines
     start = end = None
     for i, line in enumerate(lines):
         match = SECTION_MARKER_RE.search(line)
@@ -175,10 +201,10 @@ def _first_line(path: Path, section: str | None) -> int | None:
                 end = i
                 break
     if start is None or end is None:
-        return None
-    if any(SECTION_MARKER_RE.search(line) for line in lines[start + 1 : end]):
-        return None
-    return start + 2
+        return None, []
+    inner = lines[start + 1 : end]
+    kept = [line for line in inner if not SECTION_MARKER_RE.search(line)]
+    return (start + 2 if len(kept) == len(inner) else None), kept
 
 
 def _meta_strip(ctx: RenderContext, page: Page) -> list[str]:
