@@ -7,11 +7,26 @@ from disk, so the code cannot live in the page). Each ``@cute.jit`` function bel
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+from typing import Any
+
 import cutlass
 import cutlass.cute as cute
 
 _results: list[tuple[str, str]] = []
 _grid: list[list[int]] = []
+
+
+def _trace(fn: Callable[..., None], *args: Any) -> None:
+    """``cute.compile`` with the host program's arguments hidden: the DSL parses ``sys.argv`` for
+    ``-diagnostic`` with argparse, which takes ``-d`` as its abbreviation, so ``mkdocs build -d DIR``
+    would make the compile exit the build."""
+    argv, sys.argv = sys.argv, sys.argv[:1]
+    try:
+        cute.compile(fn, *args)
+    finally:
+        sys.argv = argv
 
 
 # --8<-- [start:algebra]
@@ -34,7 +49,7 @@ def _algebra() -> None:
 def algebra_table() -> str:
     """A Markdown table: each expression and the layout the DSL computed for it."""
     _results.clear()
-    cute.compile(_algebra)
+    _trace(_algebra)
     rows = [f"| `{expr}` | `{value}` |" for expr, value in _results]
     return "\n".join(["| expression | result |", "|---|---|", *rows])
 
@@ -56,7 +71,7 @@ def _tv_owner(threads: cutlass.Constexpr, vec: cutlass.Constexpr, ilp: cutlass.C
 def tv_owner_rows(threads: int, vec: int, ilp: int) -> list[list[int]]:
     """The thread that owns each element of a tile, one row per repeat (``ilp``)."""
     _grid.clear()
-    cute.compile(_tv_owner, threads, vec, ilp)
+    _trace(_tv_owner, threads, vec, ilp)
     owner = _grid[0]
     width = threads * vec
     return [owner[r * width : (r + 1) * width] for r in range(ilp)]
@@ -81,5 +96,5 @@ def _swizzled_chunks(rows: cutlass.Constexpr, row_elems: cutlass.Constexpr) -> N
 def swizzle_rows(rows: int = 8, row_elems: int = 64) -> list[list[int]]:
     """Per row, the logical 16-byte chunk stored in each physical chunk slot under ``Swizzle<3,3,3>``."""
     _grid.clear()
-    cute.compile(_swizzled_chunks, rows, row_elems)
+    _trace(_swizzled_chunks, rows, row_elems)
     return [list(r) for r in _grid]

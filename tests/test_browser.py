@@ -1,0 +1,91 @@
+"""A real browser on the built site: build it, serve it on 127.0.0.1, search, open a pattern page,
+and check that the embedded kernel code and the evidence block are there.
+
+Uses Debian's ``chromium`` (``apt-get install -y chromium``) driven by Python ``playwright``; no
+browser is ever downloaded. Skips, saying why, when either is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import importlib.util
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run"]  # fmt: skip
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (apt-get install -y chromium)"),
+    pytest.mark.skipif(importlib.util.find_spec("playwright") is None, reason="Python playwright is not installed"),
+]
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's name
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    out = tmp_path_factory.mktemp("browser") / "site"
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", DISABLE_MKDOCS_2_WARNING="true")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(out)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        thread.join()
+
+
+def test_search_then_open_a_pattern_page(site_url: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            requests: list[str] = []
+            page.on("request", lambda request: requests.append(request.url))
+            page.goto(f"{site_url}/index.html")
+
+            page.fill("input[name=query]", "mbarrier")
+            result = page.locator(".md-search-result__item", has_text="Multistage TMA").first
+            expect(result).to_be_visible(timeout=15_000)
+            result.locator("a").first.click()
+            page.wait_for_url("**/knowledge/optimizations/multistage-tma-pipeline.html*")
+
+            # Kernel code embedded from mla_var3, titled with its source path.
+            titles = page.locator(".highlight .filename")
+            expect(titles.filter(has_text="warp_specialized/kernel.py · tma_pipeline_producer").first).to_be_visible()
+            expect(page.locator(".highlight code", has_text="producer_acquire").first).to_be_visible()
+            # The evidence block is there (its content is whatever the evidence layer reports: a
+            # table, or a visible "missing"/"stale" status).
+            evidence = page.locator(".evidence-block[data-kernel=hopper_gemm_ws]")
+            expect(evidence).to_have_count(1)
+            assert evidence.inner_text().strip()
+            # The generated parts: CUTLASS source links at the pinned commit, and backlinks.
+            expect(page.locator("a[href*='github.com/NVIDIA/cutlass/blob/7107b055']").first).to_be_attached()
+            expect(page.locator("#referenced-by")).to_be_visible()
+        finally:
+            browser.close()
+    offsite = [url for url in requests if not url.startswith(site_url)]
+    assert not offsite, f"the site fetched from the network: {offsite}"

@@ -1,0 +1,145 @@
+"""Site-level knowledge logic without MkDocs: the repository's own pages pass every check, the
+scaffolder writes valid pages for each kind, links become graph edges and backlinks, generated
+pages and the navigation list what they should, and CUTLASS citations are checked."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mla_var3.knowledge import ScaffoldError, check_site, load_site, new_page
+from mla_var3.knowledge.catalog import generated_pages
+from mla_var3.knowledge.cutlass_pin import CutlassTree, read_pin
+from mla_var3.knowledge.graph import backlinks, edges
+from mla_var3.knowledge.nav import build_nav
+from mla_var3.knowledge.schema import KINDS
+from mla_var3.knowledge.symbols import SymbolResolver
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURE = REPO / "tests" / "fixtures" / "site"
+
+
+@pytest.fixture
+def fixture_root(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "third_party").mkdir()
+    shutil.copy(REPO / "third_party" / "cutlass.lock", root / "third_party" / "cutlass.lock")
+    return root
+
+
+def test_repository_pages_pass_every_check() -> None:
+    site = load_site(REPO / "docs", REPO)
+    problems = check_site(site, SymbolResolver(REPO), cutlass=None)
+    assert problems == [], "\n".join(map(str, problems))
+    patterns = site.knowledge_pages("optimization", "anti-pattern")
+    assert len(patterns) >= 3
+    for page in patterns:  # each pattern page embeds code from the kernel lab
+        assert any(ref.path.startswith("mla_var3/") for ref in page.snippets) or any(
+            d.name == "code" for d in page.directives
+        ), page.src
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_scaffolded_page_is_valid_for_every_kind(fixture_root: Path, kind: str) -> None:
+    path = new_page(fixture_root / "docs", fixture_root, f"new-{kind}", kind, "shared", arch=["sm_90a"], tags=["tma"])
+    site = load_site(fixture_root / "docs", fixture_root)
+    problems = check_site(site, SymbolResolver(fixture_root))
+    assert problems == [], "\n".join(map(str, problems))
+    page = site.pages[path.relative_to(fixture_root / "docs").as_posix()]
+    assert page.meta.kind == kind and page.meta.tags == ("tma",) and page.meta.status == "draft"
+    assert page.title == f"New {kind}".replace("-", " ")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("alpha", "optimization", "shared"), "id 'alpha' is taken by docs/knowledge/optimizations/alpha.md"),
+        (("Bad_Id", "optimization", "shared"), "must be a lowercase slug"),
+        (("x", "optimization", None), "needs --scope"),
+        (("x", "recipe", "shared"), "--kind 'recipe' is not one of"),
+    ],
+)
+def test_scaffolder_refuses_bad_requests(fixture_root: Path, args: tuple, message: str) -> None:
+    with pytest.raises(ScaffoldError, match=message):
+        new_page(fixture_root / "docs", fixture_root, *args)
+
+
+def test_scaffolder_refuses_unknown_tags(fixture_root: Path) -> None:
+    with pytest.raises(ScaffoldError, match="unknown tag"):
+        new_page(fixture_root / "docs", fixture_root, "x", "optimization", "shared", tags=["not-a-tag"])
+
+
+def test_edges_backlinks_and_generated_pages(fixture_root: Path) -> None:
+    site = load_site(fixture_root / "docs", fixture_root)
+    alpha, beta = "knowledge/optimizations/alpha.md", "knowledge/anti-patterns/beta.md"
+    gamma, note = "knowledge/languages/cute-dsl/optimizations/gamma.md", "examples/note.md"
+    found = {(e.source, e.target, e.via) for e in edges(site)}
+    assert {(alpha, beta, "link"), (alpha, beta, "related"), (gamma, alpha, "related"), (note, alpha, "verdict")} <= found
+    assert backlinks(site)[alpha] == [beta, "index.md", gamma, note]  # sorted by title
+    pages = generated_pages(site, use_directory_urls=False)
+    assert "[Alpha pattern](optimizations/alpha.md)" in pages["knowledge/optimization-catalog.md"]
+    assert "Gamma" not in pages["knowledge/optimization-catalog.md"]
+    assert "## tma {#tag-tma}" in pages["knowledge/tags.md"]
+    assert 'href="optimizations/alpha.html"' in pages["knowledge/pattern-graph.md"]
+    assert 'href="../optimizations/alpha/index.html"' in generated_pages(site, use_directory_urls=True)["knowledge/pattern-graph.md"]
+
+
+def test_navigation_lists_every_page(fixture_root: Path) -> None:
+    site = load_site(fixture_root / "docs", fixture_root)
+    nav = build_nav(site)
+
+    def leaves(items: list) -> list[str]:
+        out = []
+        for item in items:
+            if isinstance(item, str):
+                out.append(item)
+            else:
+                for value in item.values():
+                    out += leaves(value) if isinstance(value, list) else [value]
+        return out
+
+    listed = leaves(nav)
+    assert set(site.pages) <= set(listed)
+    assert "knowledge/optimization-catalog.md" in listed and "knowledge/pattern-graph.md" in listed
+    assert nav[0] == {"Home": "index.md"}
+
+
+def test_citations_are_checked_against_a_plain_tree(fixture_root: Path, tmp_path: Path, monkeypatch) -> None:
+    cutlass = tmp_path / "cutlass"
+    target = cutlass / "examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm.py"
+    target.parent.mkdir(parents=True)
+    target.write_text("line\n" * 15)  # alpha cites lines 10-20
+    monkeypatch.setenv("CUTLASS_DIR", str(cutlass))
+    tree = CutlassTree.locate(fixture_root, read_pin(fixture_root).commit)
+    problems = check_site(load_site(fixture_root / "docs", fixture_root), cutlass=tree)
+    assert [str(p) for p in problems] == [
+        "docs/knowledge/optimizations/alpha.md:11: lines 10-20 run past the end of "
+        "examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm.py (15 lines at 7107b05)"
+    ]
+    target.unlink()
+    tree = CutlassTree.locate(fixture_root, read_pin(fixture_root).commit)
+    messages = {p.message for p in check_site(load_site(fixture_root / "docs", fixture_root), cutlass=tree)}
+    assert any("does not exist at 7107b05" in m for m in messages)
+
+
+def test_citations_read_from_git_at_the_pinned_commit(tmp_path: Path) -> None:
+    repo = tmp_path / "cutlass"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q")
+    (repo / "a.py").write_text("one\ntwo\nthree")
+    git("add", "a.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a")
+    commit = git("rev-parse", "HEAD")
+    (repo / "a.py").write_text("changed after the pin\n")  # the work tree is not what is read
+    tree = CutlassTree(repo, commit)
+    assert not tree.missing_commit()
+    assert tree.line_counts({"a.py", "missing.py"}) == {"a.py": 3, "missing.py": None}
+    assert CutlassTree(repo, "0" * 40).missing_commit()
