@@ -17,8 +17,12 @@ def test_same_workload_as_the_hopper_kernel() -> None:
     assert base._algorithmic_flops_bytes(shape) == ours._algorithmic_flops_bytes(shape)
 
 
-def test_declares_a_torch_backend_for_any_gpu() -> None:
-    assert CublasGemmPlan.backend == "torch" and CublasGemmPlan.archs == ("sm_80",)
+@pytest.mark.parametrize("cc", [(8, 0), (8, 9), (9, 0), (10, 0), (10, 3)])
+def test_runs_on_every_gpu_we_compare_on(cc: tuple[int, int]) -> None:
+    from mla_var3.kernel.arch import runnable_arch
+
+    assert CublasGemmPlan.backend == "torch"
+    assert runnable_arch(CublasGemmPlan.archs, cc) is not None
     assert CublasGemmPlan().default_config() == {}
 
 

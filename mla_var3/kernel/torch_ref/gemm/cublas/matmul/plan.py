@@ -21,7 +21,9 @@ def cublas_matmul(inputs: Tensors, outputs: Tensors) -> None:
 class CublasGemmPlan(GemmPlanBase):
     name = "cublas_gemm"
     description = "cuBLAS baseline: torch.matmul(a, b.T) for the GEMM workload"
-    archs = ("sm_80",)
+    # cuBLAS runs on every GPU torch supports. Under the arch rule a plain sm_XY covers only
+    # its own major, so the baseline names one target per major it must run on.
+    archs = ("sm_80", "sm_90", "sm_100f")
     backend = "torch"
 
     def _autotune_configs(self) -> list[Config]:
