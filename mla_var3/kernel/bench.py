@@ -13,7 +13,6 @@ import statistics
 import subprocess
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from functools import cache
 
 
 @dataclass(frozen=True)
@@ -25,7 +24,7 @@ class Timing:
     n: int
     warmup: int
     input_sets: int
-    method: str = "cuda-events per launch, median; cold L2 by rotating input sets"
+    method: str = "CUDA events per launch, launches queued behind a GPU sleep; median; cold L2 by rotating input sets"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -35,8 +34,8 @@ class Timing:
 class Ceilings:
     copy_bytes_per_s: float  # read + write, large device-to-device copy
     matmul_flops_per_s: float  # cuBLAS bf16 8192^3 on randn
-    copy_method: str = "torch dst.copy_(src), 1 GiB, median of 20; bytes = read + write"
-    matmul_method: str = "torch.matmul bf16 8192x8192x8192 on randn, median of 20"
+    copy_method: str = "torch dst.copy_(src), 1 GiB, median of 100 after 50 warm-up, right after the kernel; bytes = read + write"
+    matmul_method: str = "torch.matmul bf16 8192^3 on randn, median of 100 after 50 warm-up, right after the kernel"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -57,15 +56,35 @@ def input_sets_for_cold_l2(bytes_per_set: int, l2_bytes: int, cap: int = 64) -> 
     return max(1, min(cap, -(-3 * l2_bytes // bytes_per_set)))
 
 
-def time_launches(launch: Callable[[int], None], input_sets: int, iters: int = 200, warmup: int = 20) -> Timing:
-    """Time ``launch(set_index)`` with one event pair per launch; returns median and spread in us."""
+def time_launches(
+    launch: Callable[[int], None], input_sets: int, iters: int = 200, warmup: int = 20, warmup_s: float = 0.5
+) -> Timing:
+    """Time ``launch(set_index)`` with one event pair per launch; returns median and spread in us.
+
+    The timed launches are queued behind a GPU sleep long enough to cover their host-side
+    enqueue time, so the GPU runs them back to back and each event pair measures the kernel,
+    not the host's launch overhead (which dominates kernels of a few microseconds).
+    """
+    import time
+
     import torch
 
+    host_start = time.perf_counter()
     for i in range(warmup):
         launch(i % input_sets)
+    host_per_launch = (time.perf_counter() - host_start) / max(warmup, 1)
     torch.cuda.synchronize()
+    # Then warm up for at least warmup_s of GPU time, so clocks settle at the power cap.
+    done, start = warmup, time.perf_counter()
+    while time.perf_counter() - start < warmup_s:
+        for _ in range(10):
+            launch(done % input_sets)
+            done += 1
+        torch.cuda.synchronize()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    # Cover the enqueue time of all timed launches (plus their events) twice over, at <= 2 GHz.
+    torch.cuda._sleep(int(min(2.0, 2 * iters * (host_per_launch + 20e-6)) * 2e9))
     for i in range(iters):
         starts[i].record()
         launch(i % input_sets)
@@ -78,25 +97,28 @@ def time_launches(launch: Callable[[int], None], input_sets: int, iters: int = 2
         p90_us=percentile(us, 90),
         mean_us=statistics.fmean(us),
         n=iters,
-        warmup=warmup,
+        warmup=done,
         input_sets=input_sets,
     )
 
 
-@cache
-def measure_ceilings() -> Ceilings:
-    """Copy bandwidth and cuBLAS bf16 rate of this GPU, now (cached for the process)."""
+def measure_ceilings(iters: int = 100, warmup: int = 50) -> Ceilings:
+    """Copy bandwidth and cuBLAS bf16 rate of this GPU, now.
+
+    The runner calls this right after timing the kernel, with a warm-up as long as the
+    kernel's, so both are measured at the same (power-capped, warm) clocks.
+    """
     import torch
 
     n = 1 << 29  # 1 GiB of bf16
     src = torch.randn(n, device="cuda", dtype=torch.float32).to(torch.bfloat16)
     dst = torch.empty_like(src)
-    copy = time_launches(lambda _: dst.copy_(src), 1, iters=20, warmup=5)
+    copy = time_launches(lambda _: dst.copy_(src), 1, iters=iters, warmup=warmup)
     m = 8192
     a = torch.randn(m, m, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(m, m, device="cuda", dtype=torch.bfloat16)
     c = torch.empty(m, m, device="cuda", dtype=torch.bfloat16)
-    mm = time_launches(lambda _: torch.matmul(a, b, out=c), 1, iters=20, warmup=5)
+    mm = time_launches(lambda _: torch.matmul(a, b, out=c), 1, iters=iters, warmup=warmup)
     return Ceilings(
         copy_bytes_per_s=2 * n * 2 / (copy.median_us * 1e-6),
         matmul_flops_per_s=2 * m**3 / (mm.median_us * 1e-6),

@@ -152,11 +152,11 @@ def _run_on_gpu(plan: KernelPlan, request: RunRequest, compiled: Any, result: Ru
     rotation = [(inputs, outputs)] + [
         (plan.prepare_inputs(request.shape), plan.allocate_outputs(inputs, request.shape)) for _ in range(sets - 1)
     ]
-    ceilings = measure_ceilings()
     clocks_before = gpu_clocks()
     launches = [kernel.bind(compiled, *io) for io in rotation]
     timing = time_launches(lambda i: launches[i](), sets, iters=request.iters, warmup=request.warmup)
     clocks_after = gpu_clocks()
+    ceilings = measure_ceilings()
     seconds = timing.median_us * 1e-6
     result.timing = timing.to_dict()
     result.ceilings = ceilings.to_dict()
