@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import os
 from collections.abc import Iterable
 from functools import cache, lru_cache
 from importlib import metadata
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import mla_var3
+from mla_var3.kernel.upstream import cutlass_dir
 
 if TYPE_CHECKING:
     from mla_var3.kernel.plan import KernelPlan
@@ -186,13 +186,6 @@ def dsl_version() -> str:
         return metadata.version(DSL_DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return "not-installed"
-
-
-def cutlass_dir(root: Path = REPO_ROOT) -> Path:
-    """``$CUTLASS_DIR`` (relative paths from the repo root), else ``third_party/cutlass``."""
-    configured = os.environ.get("CUTLASS_DIR")
-    path = Path(configured) if configured else Path("third_party/cutlass")
-    return path if path.is_absolute() else root / path
 
 
 def upstream_marker(example: str, root: Path = REPO_ROOT) -> str:
