@@ -10,6 +10,7 @@ from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
+from mkdocs.livereload import LiveReloadServer
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
@@ -23,6 +24,7 @@ from mla_var3.evidence import render as evidence_render  # noqa: E402
 from mla_var3.knowledge import EvidenceHooks, KnowledgeBuild, KnowledgeError, current_build  # noqa: E402
 
 SNIPPET_PACKAGE = "snippets"
+WATCHED = ("mla_var3", "snippets", "third_party/cutlass.lock")  # embedded code, snippets, the CUTLASS pin
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
@@ -59,3 +61,12 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
         return current_build().render(page.file.src_uri, markdown)
     except KnowledgeError as error:
         raise PluginError(str(error)) from None
+
+
+def on_serve(server: LiveReloadServer, config: MkDocsConfig, builder: object) -> LiveReloadServer:
+    """`mkdocs serve` also rebuilds when embedded kernel code, snippets or the CUTLASS pin change."""
+    repo_root = Path(config.config_file_path).resolve().parent
+    for rel in WATCHED:
+        if (repo_root / rel).exists():
+            server.watch(str(repo_root / rel))
+    return server

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,13 @@ def test_citations_read_from_git_at_the_pinned_commit(tmp_path: Path) -> None:
     assert not tree.missing_commit()
     assert tree.line_counts({"a.py", "missing.py"}) == {"a.py": 3, "missing.py": None}
     assert CutlassTree(repo, "0" * 40).missing_commit()
+
+
+def test_knowledge_layer_imports_no_evidence_or_kernel_code() -> None:
+    probe = (
+        "import sys, mla_var3.knowledge, mla_var3.knowledge.__main__; "
+        "bad = sorted(m for m in sys.modules if m.startswith(('mla_var3.evidence', 'mla_var3.kernel', 'cutlass'))); "
+        "print(bad); raise SystemExit(1 if bad else 0)"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr

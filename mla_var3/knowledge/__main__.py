@@ -31,10 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     new.add_argument("--arch", action="append", default=[], choices=ARCHS, help="repeat for several")
     new.add_argument("--tag", action="append", default=[], help="a tag from docs/knowledge/tags.yml; repeat for several")
     lint = commands.add_parser("lint", help="check every page against the schema, links, snippets and citations")
+    lint.add_argument("docs", nargs="?", default="docs", help="the docs folder, relative to --root (default: docs)")
     lint.add_argument("--no-citations", action="store_true", help="skip checking CUTLASS citations")
     args = parser.parse_args(argv)
     root = args.root.resolve()
-    docs_dir = root / "docs"
+    docs_dir = root / (args.docs if args.command == "lint" else "docs")
     try:
         if args.command == "new":
             path = new_page(docs_dir, root, args.id, args.kind, args.scope, args.title, args.arch, args.tag)
