@@ -65,9 +65,11 @@ class CuteKernel:
         import cuda.bindings.driver as cuda
         import cutlass.cute as cute
 
-        # --keep-cubin also writes *.cubin into the working directory unless the DSL has a dump dir.
-        os.environ.setdefault("CUTE_DSL_DUMP_DIR", os.path.join(tempfile.gettempdir(), "mla_var3-dsl-dump"))
-        options = f"{self.options} --gpu-arch {arch.name} --keep-cubin".strip()
+        # --keep-cubin also writes *.cubin into a dump dir (the working directory by default);
+        # the folder must exist, else the DSL silently returns a path instead of the bytes.
+        dump = os.path.join(tempfile.gettempdir(), "mla_var3-dsl-dump")
+        os.makedirs(dump, exist_ok=True)
+        options = f"{self.options} --gpu-arch {arch.name} --keep-cubin --dump-dir {dump}".strip()
         start = time.perf_counter()
         fn = cute.compile(self.host_fn, *self.compile_args(shape), cuda.CUstream(0), options=options)
         seconds = time.perf_counter() - start
