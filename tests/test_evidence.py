@@ -182,3 +182,32 @@ def test_value_rendering_uses_the_record(fake_env: Path) -> None:
     assert "1.50" in out and "ev-stale" not in out
     missing = render_evidence_value("fake_good", "n16-float32", "compile.seconds")
     assert "missing" in missing
+
+
+def _run_record(kernel: str, median_us: float, tc: float | None) -> dict:
+    run = {
+        "mode": "run", "kernel": kernel, "device_slug": "nvidia-h200", "device": {"name": "NVIDIA H200", "slug": "nvidia-h200"},
+        "correctness": {"passed": True, "outputs": []},
+        "timing": {"median_us": median_us, "p10_us": median_us, "p90_us": median_us, "n": 200},
+        "ceilings": {"copy_bytes_per_s": 4.2e12, "matmul_flops_per_s": 7.0e14},
+        "roofline": {"flops_per_s": 1.0, "bytes_per_s": 1.0, "pct_of_copy_ceiling": 1.0, "pct_of_matmul_ceiling": 1.0},
+        "analysis": {"resources": [{"registers": 168, "static_smem_bytes": 1024}], "dynamic_smem_bytes": 230400},
+    }
+    if tc is not None:
+        run["ncu"] = {"date": "2026-11-30", "tc_pct": tc, "dram_throughput_pct": 20.0, "achieved_occupancy_pct": 18.7,
+                      "registers_per_thread": 168, "smem_per_block_bytes": 231424}
+    return _record(**run)
+
+
+def test_comparison_table_from_records(fake_env: Path) -> None:
+    from mla_var3.evidence.compare import comparison_table
+
+    save(_run_record("fake_good", 100.0, 90.5), fake_env)
+    save(_run_record("fake_raises", 110.0, None), fake_env)
+    table = comparison_table(["fake_good", "fake_raises"], "n8-float32")
+    lines = table.splitlines()
+    assert lines[0].startswith("| kernel | runtime µs | TC % | DRAM %")
+    assert "| `fake_good` | 100.00 | 90.5 | 20.0 | 18.7 | 168 | 226.0 | baseline |" in lines[2]
+    assert "| `fake_raises` | 110.00 | – | – | – | 168 | 226.0 | +10.0 % time |" in lines[3]
+    with pytest.raises(EvidenceError, match="no run record for fake_hangs/n8-float32"):
+        comparison_table(["fake_hangs"], "n8-float32")

@@ -25,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--only", default=None, help="glob on <kernel>/<config>")
     pr.add_argument("--timeout", type=float, default=600.0)
     pr.add_argument("--docs", type=Path, default=ROOT / "docs")
+    c = sub.add_parser("compare", help="the workflow's comparison table from records, as Markdown")
+    c.add_argument("kernels", nargs="+", help="kernels; the first is the baseline")
+    c.add_argument("--config", required=True, help="shape key, e.g. m8192-n8192-k8192-bfloat16")
+    c.add_argument("--device", default=None, help="device slug, e.g. nvidia-h200")
     e = sub.add_parser("export", help="pack records into a tar.gz")
     e.add_argument("archive", type=Path)
     i = sub.add_parser("import", help="check and file records from a tar.gz")
@@ -70,6 +74,11 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(f"{outcomes[-1].status} ({outcomes[-1].reason})", flush=True)
         print(summary_table(outcomes))
         return 1 if any(o.status == "failed" for o in outcomes) else 0
+    if args.cmd == "compare":
+        from mla_var3.evidence.compare import comparison_table
+
+        print(comparison_table(args.kernels, args.config, args.device))
+        return 0
     if args.cmd == "export":
         from mla_var3.evidence.archive import export
 
