@@ -89,7 +89,7 @@ def test_fixture_builds_with_everything_generated(site: Path) -> None:
     # The executable snippet ran during the build.
     assert "n squared" in alpha and "<td>9</td>" in alpha_html
     # Evidence block (from mla_var3.evidence.render) inside its marked container, and a value in prose.
-    assert '<div class="evidence-block" data-config="default" data-kernel="fixture_kernel">' in alpha_html
+    assert '<div class="evidence-block" data-config="n1024-bfloat16" data-kernel="fixture_kernel">' in alpha_html
     # CUTLASS link at the pinned commit, ledger from the study note, backlinks.
     assert "github.com/NVIDIA/cutlass/blob/7107b05535f8977f5ecb9d01ee203205b1fd9bc4/examples/" in alpha_html
     assert "#L10-L20" in alpha_html
@@ -126,8 +126,8 @@ BROKEN = {
     "broken link": (ALPHA, "See [Beta]", "See [Nothing](../nothing.md) [Beta]", "broken link '../nothing.md'"),
     "missing snippet section": (ALPHA, "kernel.py:loop", "kernel.py:no_such_section", "snippet section 'no_such_section' not found"),
     "unknown symbol": (ALPHA, "Tiler.tiles", "Tiler.no_such_method", "has no symbol 'Tiler.no_such_method'"),
-    "undeclared evidence": (ALPHA, '{{ evidence("fixture_kernel", "default") }}', '{{ evidence("other", "default") }}',
-                            "list {kernel: other, config: default} under 'evidence:'"),
+    "undeclared evidence": (ALPHA, '{{ evidence("fixture_kernel", "n1024-bfloat16") }}', '{{ evidence("other", "n1024-bfloat16") }}',
+                            "list {kernel: other, config: n1024-bfloat16} under 'evidence:'"),
     "unknown key": (ALPHA, "status: draft", "status: draft\nstatuss: oops", "unknown front-matter key 'statuss'"),
     "wrong folder": (ALPHA, "scope: shared", "scope: cute-dsl", "belongs in docs/knowledge/languages/cute-dsl/optimizations/"),
 }
@@ -229,3 +229,17 @@ def test_lint_cli_reports_the_same_problems(site: Path) -> None:
                          env=run_env(), capture_output=True, text=True, check=False)  # fmt: skip
     assert bad.returncode == 1
     assert f"{ALPHA}:{line_of(site, ALPHA, 'related:')}: unknown related id 'nobody'" in bad.stderr
+
+
+def test_evidence_renderer_failure_names_page_and_line(site: Path) -> None:
+    # A hook file that wires an evidence renderer which fails, as a malformed record would.
+    hook = site / "hooks" / "knowledge.py"
+    text = hook.read_text()
+    old = "EvidenceHooks(evidence_render.render_evidence_block, evidence_render.render_evidence_value)"
+    assert old in text
+    hook.write_text(text.replace(old, "EvidenceHooks(_failing_block, evidence_render.render_evidence_value)")
+                    + "\n\ndef _failing_block(kernel, config):\n    raise ValueError('record is malformed')\n")  # fmt: skip
+    result = build(site)
+    assert result.returncode != 0
+    line = line_of(site, ALPHA, '{{ evidence("fixture_kernel", "n1024-bfloat16") }}')
+    assert f"{ALPHA}:{line}: " in result.stderr and "ValueError: record is malformed" in result.stderr, result.stderr

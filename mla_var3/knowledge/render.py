@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,7 +105,7 @@ def _expand_directives(ctx: RenderContext, page: Page, lines: list[str], replace
         line = lines[index]
         for directive in sorted(found, key=lambda d: d.span[0], reverse=True):
             start, end = directive.span
-            line = line[:start] + _value_directive(ctx, directive) + line[end:]
+            line = line[:start] + _value_directive(ctx, page, directive) + line[end:]
         replace[index] = [line]
 
 
@@ -121,16 +122,28 @@ def _block_directive(ctx: RenderContext, page: Page, directive: Directive) -> li
             hl_lines = highlight_lines(symbol.source.splitlines(), params["hl_re"], where)
         return render_code(symbol, hl_lines, params.get("title"))
     if "field" in params:
-        return [_value_directive(ctx, directive)]
-    markdown = ctx.evidence.block(params["kernel"], params["config"]) if ctx.evidence else _no_evidence(params)
+        return [_value_directive(ctx, page, directive)]
+    if ctx.evidence is None:
+        markdown = _no_evidence(params)
+    else:
+        markdown = _call_evidence(page, directive, ctx.evidence.block, params["kernel"], params["config"])
     return render_evidence_block(markdown, params["kernel"], params["config"])
 
 
-def _value_directive(ctx: RenderContext, directive: Directive) -> str:
+def _value_directive(ctx: RenderContext, page: Page, directive: Directive) -> str:
     params = directive.params
     if ctx.evidence is None:
         return f"*({params['kernel']}/{params['config']}/{params['field']}: no evidence renderer)*"
-    return ctx.evidence.value(params["kernel"], params["config"], params["field"]).strip()
+    return _call_evidence(page, directive, ctx.evidence.value, params["kernel"], params["config"], params["field"]).strip()
+
+
+def _call_evidence(page: Page, directive: Directive, render: Callable[..., str], *args: str) -> str:
+    """Run an evidence callback; its failure (a field no record has, a malformed record) names page and line."""
+    try:
+        return render(*args)
+    except Exception as error:  # the evidence layer's errors are its own types; report any with the page
+        message = f"{directive.text}: {type(error).__name__}: {error}"
+        raise KnowledgeError([Problem(page.display, page.file_line(directive.index), message)]) from error
 
 
 def _no_evidence(params: dict[str, str]) -> str:
