@@ -79,8 +79,10 @@ def test_edges_backlinks_and_generated_pages(fixture_root: Path) -> None:
     alpha, beta = "knowledge/optimizations/alpha.md", "knowledge/anti-patterns/beta.md"
     gamma, note = "knowledge/languages/cute-dsl/optimizations/gamma.md", "examples/note.md"
     found = {(e.source, e.target, e.via) for e in edges(site)}
-    assert {(alpha, beta, "link"), (alpha, beta, "related"), (gamma, alpha, "related"), (note, alpha, "verdict")} <= found
-    assert backlinks(site)[alpha] == [beta, "index.md", gamma, note]  # sorted by title
+    path = "paths/path-a.md"
+    assert {(alpha, beta, "link"), (alpha, beta, "related"), (gamma, alpha, "related"), (note, alpha, "verdict"),
+            (path, alpha, "progress"), (path, note, "progress")} <= found  # fmt: skip
+    assert backlinks(site)[alpha] == [beta, "index.md", gamma, path, note]  # sorted by title
     pages = generated_pages(site, use_directory_urls=False)
     assert "[Alpha pattern](optimizations/alpha.md)" in pages["knowledge/optimization-catalog.md"]
     assert "Gamma" not in pages["knowledge/optimization-catalog.md"]

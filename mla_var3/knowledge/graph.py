@@ -18,13 +18,17 @@ KIND_COLORS = {"optimization": "#2e7d32", "anti-pattern": "#c62828"}
 class Edge:
     source: str  # docs-relative page paths
     target: str
-    via: str  # "link", "related" or "verdict"
+    via: str  # "link", "related", "verdict" or "progress" (a learning path's table links the page)
 
 
 def edges(site: Site) -> list[Edge]:
     """Every reference from one hand-written page to another (self-references dropped)."""
     ids = site.by_id()
     found: set[Edge] = set()
+    citing: dict[str, set[str]] = defaultdict(set)  # CUTLASS path -> pages whose sources cite it
+    for page in site.knowledge_pages():
+        for source in page.meta.sources:
+            citing[source.path].add(page.src)
     for page in site.pages.values():
         for link in page.links:
             if link.target != page.src and link.target in site.pages:
@@ -37,6 +41,8 @@ def edges(site: Site) -> list[Edge]:
         for verdict in page.meta.verdicts:
             if verdict.pattern in ids:
                 found.add(Edge(page.src, ids[verdict.pattern].src, "verdict"))
+        for step in page.meta.steps:
+            found.update(Edge(page.src, src, "progress") for src in citing[step.example] if src != page.src)
     return sorted(found)
 
 

@@ -28,7 +28,7 @@ from mla_var3.knowledge.symbols import SymbolResolver
 EXEC_RE = re.compile(r'\bexec="(?:on|1|true|yes)"')
 ID_OPTION_RE = re.compile(r'\bid="([^"]*)"')
 HL_RE_OPTION = re.compile(r'\s*\bhl_re="([^"]*)"')
-VERDICT_WORDS = {"confirms": "✅ confirms", "refines": "✏️ refines", "contradicts": "❌ contradicts"}
+VERDICT_WORDS = {"confirms": "confirms", "refines": "refines", "contradicts": "**contradicts**"}
 
 
 @dataclass
