@@ -20,7 +20,7 @@ nox.options.sessions = ["lint", "tests"]
 
 ROOT = Path(__file__).parent
 TORCH_CPU = "torch==2.13.0"
-QUIET_ENV = {"NO_MKDOCS_2_WARNING": "1", "PYTHONUNBUFFERED": "1"}
+QUIET_ENV = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true", "PYTHONUNBUFFERED": "1"}
 
 
 def _install(session: nox.Session, extras: str) -> None:
