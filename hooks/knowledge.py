@@ -38,7 +38,12 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
             Path(config.docs_dir),
             repo_root,
             use_directory_urls=config.use_directory_urls,
-            evidence=EvidenceHooks(evidence_render.render_evidence_block, evidence_render.render_evidence_value),
+            evidence=EvidenceHooks(
+                evidence_render.render_evidence_block,
+                evidence_render.render_evidence_value,
+                ratio=evidence_render.render_evidence_ratio,
+                compare=evidence_render.render_comparison,
+            ),
         ).register()
     except KnowledgeError as error:
         raise PluginError(str(error)) from None

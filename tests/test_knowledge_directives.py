@@ -26,10 +26,21 @@ def test_block_and_inline_forms() -> None:
     assert found[3].params["field"] == "x"
 
 
+def test_compare_and_ratio_forms() -> None:
+    lines = ['{{ compare("a,b,c", "m8-float16") }}', 'Speed-up {{ evidence("a", "m8-float16", "tflops", over="b") }}.']
+    found, errors = find_directives(lines)
+    assert not errors
+    assert [(d.name, d.block) for d in found] == [("compare", True), ("evidence", False)]
+    assert found[0].params == {"kernels": "a,b,c", "config": "m8-float16"}
+    assert found[1].params == {"kernel": "a", "config": "m8-float16", "field": "tflops", "over": "b"}
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ('{{ snippet("x") }}', "unknown directive {{ snippet(...) }}; known: code, evidence"),
+        ('{{ snippet("x") }}', "unknown directive {{ snippet(...) }}; known: code, compare, evidence"),
+        ('Inline {{ compare("a,b", "c") }} here', "compare(\"kernel_a,kernel_b\", \"config\") is a table"),
+        ('It is {{ evidence("k", "c", over="b") }} faster', 'over="kernel") is a ratio of one field: give the field'),
         ('{{ code(name) }}', "symbol must be a non-empty string literal"),
         ('{{ code("a:b", color="red") }}', "code() has no argument 'color'"),
         ('{{ evidence("k") }}', "evidence() needs config"),

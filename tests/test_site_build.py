@@ -235,9 +235,9 @@ def test_evidence_renderer_failure_names_page_and_line(site: Path) -> None:
     # A hook file that wires an evidence renderer which fails, as a malformed record would.
     hook = site / "hooks" / "knowledge.py"
     text = hook.read_text()
-    old = "EvidenceHooks(evidence_render.render_evidence_block, evidence_render.render_evidence_value)"
+    old = "                evidence_render.render_evidence_block,\n"
     assert old in text
-    hook.write_text(text.replace(old, "EvidenceHooks(_failing_block, evidence_render.render_evidence_value)")
+    hook.write_text(text.replace(old, "                _failing_block,\n")
                     + "\n\ndef _failing_block(kernel, config):\n    raise ValueError('record is malformed')\n")  # fmt: skip
     result = build(site)
     assert result.returncode != 0

@@ -124,3 +124,13 @@ def render_evidence_ratio(a: tuple[str, str], b: tuple[str, str], field: str) ->
     ratio = record_value(ra, field) / record_value(rb, field)
     worst = sa if sa.status not in ("run-verified", "compile-verified") else sb
     return _inline(f"{ratio:.2f}×", worst, ra)
+
+
+def render_comparison(kernels: list[str], config: str) -> str:
+    """The workflow's comparison table for ``kernels`` at ``config``, or a visible 'missing' note."""
+    from mla_var3.evidence.compare import comparison_table
+
+    try:
+        return comparison_table(kernels, config)
+    except EvidenceError as exc:
+        return f'!!! warning "Comparison unavailable"\n    {html.escape(str(exc))}\n'

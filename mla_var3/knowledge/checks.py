@@ -123,12 +123,17 @@ def _directives(page: Page, symbols: SymbolResolver | None) -> list[Problem]:
                 symbols.resolve(directive.params["symbol"])
             except LookupError as error:
                 problems.append(Problem(page.display, line, f"{directive.text}: {error}"))
-        elif directive.name == "evidence":
-            key = (directive.params["kernel"], directive.params["config"])
-            if key not in declared:
-                problems.append(
-                    Problem(page.display, line, f"{directive.text}: list {{kernel: {key[0]}, config: {key[1]}}} under 'evidence:' in the front matter")
-                )
+        elif directive.name in ("evidence", "compare"):
+            config = directive.params["config"]
+            if directive.name == "compare":
+                kernels = [k.strip() for k in directive.params["kernels"].split(",")]
+            else:
+                kernels = [directive.params["kernel"], *([directive.params["over"]] if "over" in directive.params else [])]
+            for key in ((k, config) for k in kernels):
+                if key not in declared:
+                    problems.append(
+                        Problem(page.display, line, f"{directive.text}: list {{kernel: {key[0]}, config: {key[1]}}} under 'evidence:' in the front matter")
+                    )
     return problems
 
 

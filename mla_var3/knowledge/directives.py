@@ -5,6 +5,10 @@
   which highlights the lines matching it and so follows edits of the code, and ``title="..."``).
 * ``{{ evidence("kernel", "config") }}`` -- alone on a line: the evidence table of that record.
 * ``{{ evidence("kernel", "config", "timing.median_us") }}`` -- inline: one number from it.
+* ``{{ evidence("kernel", "config", "tflops", over="baseline") }}`` -- inline: the ratio of that
+  field between two kernels' records at the same config (a speed-up).
+* ``{{ compare("kernel_a,kernel_b", "config") }}`` -- alone on a line: the workflow's comparison
+  table (time, TC %, DRAM %, occupancy, registers, SMEM) from the records, ``kernel_a`` the baseline.
 
 Arguments are Python string literals. Directives inside fenced blocks or inline code are left
 as they are, so pages can show the syntax. The knowledge layer parses and lays out directives;
@@ -22,12 +26,13 @@ from mla_var3.knowledge.markdown_scan import prose_lines
 from mla_var3.knowledge.symbols import CodeSymbol
 
 DIRECTIVE_RE = re.compile(r"\{\{\s*(?P<name>[A-Za-z_]\w*)\s*\((?P<args>.*?)\)\s*\}\}")
-ATTEMPT_RE = re.compile(r"\{\{\s*(?P<name>code|evidence)\b")
+ATTEMPT_RE = re.compile(r"\{\{\s*(?P<name>code|evidence|compare)\b")
 
 # name -> (positional parameters, how many are required, keyword-only options)
 SIGNATURES: dict[str, tuple[tuple[str, ...], int, tuple[str, ...]]] = {
     "code": (("symbol",), 1, ("hl_lines", "hl_re", "title")),
-    "evidence": (("kernel", "config", "field"), 2, ()),
+    "evidence": (("kernel", "config", "field"), 2, ("over",)),
+    "compare": (("kernels", "config"), 2, ()),
 }
 
 
@@ -52,6 +57,8 @@ class EvidenceHooks:
 
     block: Callable[[str, str], str]
     value: Callable[[str, str, str], str]
+    ratio: Callable[[tuple[str, str], tuple[str, str], str], str] | None = None
+    compare: Callable[[list[str], str], str] | None = None
 
 
 def find_directives(lines: Sequence[str]) -> tuple[list[Directive], list[tuple[int, str]]]:
@@ -63,7 +70,7 @@ def find_directives(lines: Sequence[str]) -> tuple[list[Directive], list[tuple[i
         for match in DIRECTIVE_RE.finditer(line):
             name = match.group("name")
             if name not in SIGNATURES:
-                errors.append((index, f"unknown directive {{{{ {name}(...) }}}}; known: {', '.join(SIGNATURES)}"))
+                errors.append((index, f"unknown directive {{{{ {name}(...) }}}}; known: {', '.join(sorted(SIGNATURES))}"))
                 continue
             matched_spans.append(match.span())
             try:
@@ -119,8 +126,12 @@ def _literal(node: ast.expr, param: str) -> str:
 def _placement_problem(directive: Directive) -> str | None:
     if directive.name == "code" and not directive.block:
         return "code() is a block: put it alone on its line"
+    if directive.name == "evidence" and "over" in directive.params and "field" not in directive.params:
+        return 'evidence(..., over="kernel") is a ratio of one field: give the field'
     if directive.name == "evidence" and "field" not in directive.params and not directive.block:
         return 'evidence("kernel", "config") is a table: put it alone on its line (give a field for a value)'
+    if directive.name == "compare" and not directive.block:
+        return 'compare("kernel_a,kernel_b", "config") is a table: put it alone on its line'
     return None
 
 

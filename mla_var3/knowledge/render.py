@@ -123,6 +123,12 @@ def _block_directive(ctx: RenderContext, page: Page, directive: Directive) -> li
         return render_code(symbol, hl_lines, params.get("title"))
     if "field" in params:
         return [_value_directive(ctx, page, directive)]
+    if directive.name == "compare":
+        kernels = [k.strip() for k in params["kernels"].split(",")]
+        if ctx.evidence is None or ctx.evidence.compare is None:
+            return [f"*No evidence renderer in this build for the comparison of {', '.join(kernels)}.*"]
+        markdown = _call_evidence(page, directive, ctx.evidence.compare, kernels, params["config"])
+        return ['<div class="evidence-compare" markdown>', "", *markdown.splitlines(), "", "</div>"]
     if ctx.evidence is None:
         markdown = _no_evidence(params)
     else:
@@ -134,6 +140,11 @@ def _value_directive(ctx: RenderContext, page: Page, directive: Directive) -> st
     params = directive.params
     if ctx.evidence is None:
         return f"*({params['kernel']}/{params['config']}/{params['field']}: no evidence renderer)*"
+    if "over" in params:
+        if ctx.evidence.ratio is None:
+            return f"*({params['kernel']}/{params['over']}: no ratio renderer)*"
+        a, b = (params["kernel"], params["config"]), (params["over"], params["config"])
+        return _call_evidence(page, directive, ctx.evidence.ratio, a, b, params["field"]).strip()
     return _call_evidence(page, directive, ctx.evidence.value, params["kernel"], params["config"], params["field"]).strip()
 
 
