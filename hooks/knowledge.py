@@ -43,6 +43,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
                 evidence_render.render_evidence_value,
                 ratio=evidence_render.render_evidence_ratio,
                 compare=evidence_render.render_comparison,
+                roofline=evidence_render.render_roofline,
             ),
         ).register()
     except KnowledgeError as error:

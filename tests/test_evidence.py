@@ -211,3 +211,17 @@ def test_comparison_table_from_records(fake_env: Path) -> None:
     assert "| `fake_raises` | 110.00 | – | – | – | 168 | 226.0 | +10.0 % time |" in lines[3]
     with pytest.raises(EvidenceError, match="no run record for fake_hangs/n8-float32"):
         comparison_table(["fake_hangs"], "n8-float32")
+
+
+def test_roofline_figure_from_run_records(fake_env: Path) -> None:
+    import base64
+
+    from mla_var3.evidence.render import render_roofline
+
+    record = _run_record("fake_good", 100.0, None)
+    record["roofline"] |= {"flops": 2 * 4096**3, "bytes": 3 * 4096**2 * 2}
+    save(record, fake_env)
+    html_out = render_roofline([("fake_good", "n8-float32"), ("fake_raises", "n8-float32")])
+    svg = base64.b64decode(html_out.split("base64,", 1)[1].split('"', 1)[0]).decode()
+    assert svg.lstrip().startswith("<?xml") and "fake_good n8-float32" in svg
+    assert "no run records" in render_roofline([("fake_raises", "n8-float32")])

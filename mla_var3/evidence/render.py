@@ -134,3 +134,24 @@ def render_comparison(kernels: list[str], config: str) -> str:
         return comparison_table(kernels, config)
     except EvidenceError as exc:
         return f'!!! warning "Comparison unavailable"\n    {html.escape(str(exc))}\n'
+
+
+def render_roofline(points: list[tuple[str, str]]) -> str:
+    """A roofline figure of the run records of ``points`` (kernel, config), as an inline SVG image."""
+    import base64
+
+    from mla_var3.profile.roofline import ceilings_from_dict, render_roofline_svg, roofline
+
+    dots, ceilings = [], None
+    for kernel, config in points:
+        record = _pick(status_of(kernel, config), None)
+        if record is None or record["mode"] != "run":
+            continue
+        ceilings = ceilings or ceilings_from_dict(record["ceilings"])
+        seconds = record["timing"]["median_us"] * 1e-6
+        dots.append(roofline(record["roofline"]["flops"], record["roofline"]["bytes"], seconds, ceilings, f"{kernel} {config}"))
+    if not dots or ceilings is None:
+        return '<p class="roofline-missing"><em>Roofline: no run records yet for these points.</em></p>'
+    svg = render_roofline_svg(dots, ceilings, title="Roofline (ceilings measured in the same run)")
+    data = base64.b64encode(svg.encode()).decode()
+    return f'<figure class="roofline"><img alt="roofline" src="data:image/svg+xml;base64,{data}"></figure>'

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mla_var3.knowledge import layout
 from mla_var3.knowledge.cutlass_pin import LOCK_FILE, CutlassTree
+from mla_var3.knowledge.directives import roofline_points
 from mla_var3.knowledge.errors import Problem
 from mla_var3.knowledge.pages import Page, Site
 from mla_var3.knowledge.schema import PATTERN_KINDS, REQUIRED_SECTIONS
@@ -123,13 +124,18 @@ def _directives(page: Page, symbols: SymbolResolver | None) -> list[Problem]:
                 symbols.resolve(directive.params["symbol"])
             except LookupError as error:
                 problems.append(Problem(page.display, line, f"{directive.text}: {error}"))
-        elif directive.name in ("evidence", "compare"):
-            config = directive.params["config"]
-            if directive.name == "compare":
-                kernels = [k.strip() for k in directive.params["kernels"].split(",")]
+        elif directive.name in ("evidence", "compare", "roofline"):
+            if directive.name == "roofline":
+                keys = roofline_points(directive.params["points"])
+            elif directive.name == "compare":
+                keys = [(k.strip(), directive.params["config"]) for k in directive.params["kernels"].split(",")]
             else:
                 kernels = [directive.params["kernel"], *([directive.params["over"]] if "over" in directive.params else [])]
-            for key in ((k, config) for k in kernels):
+                keys = [(k, directive.params["config"]) for k in kernels]
+            for key in keys:
+                if len(key) != 2:
+                    problems.append(Problem(page.display, line, f"{directive.text}: points are 'kernel/config' pairs"))
+                    continue
                 if key not in declared:
                     problems.append(
                         Problem(page.display, line, f"{directive.text}: list {{kernel: {key[0]}, config: {key[1]}}} under 'evidence:' in the front matter")

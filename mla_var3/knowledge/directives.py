@@ -9,6 +9,8 @@
   field between two kernels' records at the same config (a speed-up).
 * ``{{ compare("kernel_a,kernel_b", "config") }}`` -- alone on a line: the workflow's comparison
   table (time, TC %, DRAM %, occupancy, registers, SMEM) from the records, ``kernel_a`` the baseline.
+* ``{{ roofline("kernel/config, kernel/config") }}`` -- alone on a line: a roofline plot (SVG made at
+  build time) of those run records against the ceilings measured in their runs.
 
 Arguments are Python string literals. Directives inside fenced blocks or inline code are left
 as they are, so pages can show the syntax. The knowledge layer parses and lays out directives;
@@ -26,13 +28,14 @@ from mla_var3.knowledge.markdown_scan import prose_lines
 from mla_var3.knowledge.symbols import CodeSymbol
 
 DIRECTIVE_RE = re.compile(r"\{\{\s*(?P<name>[A-Za-z_]\w*)\s*\((?P<args>.*?)\)\s*\}\}")
-ATTEMPT_RE = re.compile(r"\{\{\s*(?P<name>code|evidence|compare)\b")
+ATTEMPT_RE = re.compile(r"\{\{\s*(?P<name>code|evidence|compare|roofline)\b")
 
 # name -> (positional parameters, how many are required, keyword-only options)
 SIGNATURES: dict[str, tuple[tuple[str, ...], int, tuple[str, ...]]] = {
     "code": (("symbol",), 1, ("hl_lines", "hl_re", "title")),
     "evidence": (("kernel", "config", "field"), 2, ("over",)),
     "compare": (("kernels", "config"), 2, ()),
+    "roofline": (("points",), 1, ()),
 }
 
 
@@ -59,6 +62,12 @@ class EvidenceHooks:
     value: Callable[[str, str, str], str]
     ratio: Callable[[tuple[str, str], tuple[str, str], str], str] | None = None
     compare: Callable[[list[str], str], str] | None = None
+    roofline: Callable[[list[tuple[str, str]]], str] | None = None
+
+
+def roofline_points(points: str) -> list[tuple[str, str]]:
+    """``"k/c, k2/c2"`` -> ``[("k", "c"), ("k2", "c2")]``."""
+    return [tuple(p.strip().split("/", 1)) for p in points.split(",") if p.strip()]  # type: ignore[misc]
 
 
 def find_directives(lines: Sequence[str]) -> tuple[list[Directive], list[tuple[int, str]]]:
@@ -132,6 +141,8 @@ def _placement_problem(directive: Directive) -> str | None:
         return 'evidence("kernel", "config") is a table: put it alone on its line (give a field for a value)'
     if directive.name == "compare" and not directive.block:
         return 'compare("kernel_a,kernel_b", "config") is a table: put it alone on its line'
+    if directive.name == "roofline" and not directive.block:
+        return 'roofline("kernel/config, ...") is a figure: put it alone on its line'
     return None
 
 

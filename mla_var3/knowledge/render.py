@@ -18,7 +18,13 @@ from mla_var3.knowledge import layout
 from mla_var3.knowledge.catalog import tag_anchor
 from mla_var3.knowledge.checks import SECTION_MARKER_RE
 from mla_var3.knowledge.cutlass_pin import CutlassPin
-from mla_var3.knowledge.directives import Directive, EvidenceHooks, render_code, render_evidence_block
+from mla_var3.knowledge.directives import (
+    Directive,
+    EvidenceHooks,
+    render_code,
+    render_evidence_block,
+    roofline_points,
+)
 from mla_var3.knowledge.errors import KnowledgeError, Problem
 from mla_var3.knowledge.markdown_scan import SNIPPET_RE, Fence, fences, section_heading, snippet_refs
 from mla_var3.knowledge.pages import Page, Site
@@ -123,6 +129,11 @@ def _block_directive(ctx: RenderContext, page: Page, directive: Directive) -> li
         return render_code(symbol, hl_lines, params.get("title"))
     if "field" in params:
         return [_value_directive(ctx, page, directive)]
+    if directive.name == "roofline":
+        points = roofline_points(params["points"])
+        if ctx.evidence is None or ctx.evidence.roofline is None:
+            return ["*No evidence renderer in this build for the roofline.*"]
+        return [_call_evidence(page, directive, ctx.evidence.roofline, points)]
     if directive.name == "compare":
         kernels = [k.strip() for k in params["kernels"].split(",")]
         if ctx.evidence is None or ctx.evidence.compare is None:
