@@ -80,4 +80,10 @@ def _annotation(plan: KernelPlan, request: RunRequest, result: RunResult) -> dic
     kernel = plan.plan(result.config)
     trace = Path(tempfile.gettempdir()) / f"{plan.name}-{result.shape_key}-trace.json"
     trace_callable(lambda: kernel.launch(compiled, inputs, outputs), trace, iterations=10)
-    return {"trace": str(trace), "summary": summarize_trace(trace).to_dict()}
+    annotation: dict[str, Any] = {"trace": str(trace), "summary": summarize_trace(trace).to_dict()}
+    record_timeline = getattr(plan, "record_timeline", None)
+    if record_timeline is not None:  # a warp-specialized kernel draws its in-kernel timeline
+        with phase("timeline"):
+            spans, overlap, svg = record_timeline(request.shape, result.config)
+        annotation["timeline"] = {"svg": svg, "overlap": overlap.to_dict(), "spans": len(spans)}
+    return annotation

@@ -25,6 +25,13 @@ every shape.
 Run it: ``python -m mla_var3.kernel hopper_gemm_ws --m 8192 --n 8192 --k 8192 --check``
 (on an H100/H200), or ``--compile-only --arch sm_90a`` anywhere.
 
+**In-kernel timeline** (``timeline=`` a :class:`~mla_var3.profile.timeline.TimelineLayout`
+with :data:`TIMELINE_ROLES` and :data:`TIMELINE_EVENTS`): one thread per warp role reads
+``clock64`` around the barrier waits, the TMA issue, the WGMMAs and the epilogue and writes
+the spans to an extra int64 global tensor (``timeline_buf``, after the stream). Without a
+layout the probes compile to nothing: the default cubin is the one built before they
+existed. ``timeline.py`` beside this file compiles, runs and draws it.
+
 Learned from CUTLASS ``examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm.py``
 and ``dense_gemm_persistent.py`` at the pinned commit (cited ``path:line`` below); the
 structure, the per-warpgroup epilogue with a single barrier per subtile, the tile order
@@ -42,6 +49,9 @@ from cutlass.cute.nvgpu import OperandMajorMode, cpasync, warp, warpgroup
 from cutlass.memory import SmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
+from mla_var3.profile.timeline import TimelineLayout
+from mla_var3.profile.timeline_device import timeline_begin, timeline_end
+
 WARPGROUP_THREADS = 128
 # A Hopper block may opt into 227 KiB of SMEM; the DSL's kernels already hold 1 KiB of
 # static SMEM (cuobjdump: SHARED:1024), so 226 KiB are left for the dynamic buffers.
@@ -51,6 +61,10 @@ SMEM_ALIGN = 1024  # 128-byte swizzle atoms repeat every 1 KiB: align each buffe
 EPI_TILE_N = 32  # columns per epilogue subtile; a subtile is (64 rows, 32 cols) per warpgroup
 PRODUCER_REGISTERS = 40  # registers/thread left to the producer warpgroup
 CONSUMER_REGISTERS = 232  # 128 * (40 + 2 * 232) = 64512 <= 65536 registers per SM
+# In-kernel timeline: warp role r is warpgroup r (the producer, then the consumers); the
+# first thread of each warpgroup records. seq is the CTA's running K-step count.
+TIMELINE_ROLES = ("producer", "consumer0", "consumer1")
+TIMELINE_EVENTS = ("empty_wait", "tma_issue", "full_wait", "mma", "epilogue")
 
 
 # --8<-- [start:smem_budget]
@@ -112,6 +126,7 @@ class HopperGemmWS:
     multicast (B along M, A along N). ``stages``: A/B pipeline depth (``None``: as many as
     fit). ``epi_stages``: SMEM buffers per consumer warpgroup in the epilogue ring (>= 2).
     ``raster_group_m``: cluster rows per band of the persistent tile order.
+    ``timeline``: record an in-kernel timeline into ``timeline_buf`` (``None``: no probes).
     """
 
     def __init__(
@@ -121,11 +136,13 @@ class HopperGemmWS:
         stages: int | None = None,
         epi_stages: int = 4,
         raster_group_m: int = 8,
+        timeline: TimelineLayout | None = None,
     ) -> None:
         self.tile_mnk = (tile_mn[0], tile_mn[1], 64)
         self.cluster_mn = tuple(cluster_mn)
         self.epi_stages = epi_stages
         self.raster_group_m = raster_group_m
+        self.timeline = timeline
         self.consumer_wgs = tile_mn[0] // 64
         self.threads = WARPGROUP_THREADS * (1 + self.consumer_wgs)
         self.stages = stages if stages is not None else self._compute_stages()
@@ -143,6 +160,11 @@ class HopperGemmWS:
             raise ValueError(f"cluster must be a power of two per mode with at most 4 CTAs, got {cm}x{cn}")
         if self.epi_stages < 2:
             raise ValueError("epi_stages must be >= 2 (one buffer drains while the next fills)")
+        if self.timeline is not None:
+            needed = (*TIMELINE_ROLES[: 1 + self.consumer_wgs], *TIMELINE_EVENTS)
+            missing = [n for n in needed if n not in (*self.timeline.roles, *self.timeline.events)]
+            if missing:
+                raise ValueError(f"the timeline layout lacks {missing} (this config records {needed})")
         need = smem_budget(self.tile_mnk, self.stages, self.epi_stages).total
         if need > SMEM_CAPACITY_SM90:
             raise ValueError(
@@ -245,15 +267,19 @@ class HopperGemmWS:
         c: cute.Tensor,
         max_clusters: cutlass.Int32,
         stream: cuda.CUstream,
+        timeline_buf: cute.Tensor | None = None,
     ) -> None:
         """Build the TMA descriptors and launch a persistent grid of at most ``max_clusters``
-        clusters (pass the number of clusters that fit on the GPU at once)."""
+        clusters (pass the number of clusters that fit on the GPU at once). ``timeline_buf``:
+        the zeroed int64 tensor of ``timeline.words`` elements, exactly when ``timeline`` is set."""
         ab_dtype = a.element_type
         c_dtype = c.element_type
         if cutlass.const_expr(
             ab_dtype not in (cutlass.Float16, cutlass.BFloat16) or b.element_type != ab_dtype
         ):
             raise TypeError(f"A and B must both be Float16 or BFloat16, got {ab_dtype} and {b.element_type}")
+        if cutlass.const_expr((self.timeline is None) != (timeline_buf is None)):
+            raise ValueError("pass timeline_buf exactly when the kernel was built with a timeline layout")
         a_layout, b_layout, c_layout = self._make_smem_layouts(ab_dtype, c_dtype)
         tma_a, gA, tma_b, gB, tma_c, gC = self._make_tma_atoms(a, b, c, a_layout, b_layout, c_layout)
         self.shared_storage = self._make_shared_storage(ab_dtype, c_dtype, a_layout, b_layout, c_layout)
@@ -264,7 +290,7 @@ class HopperGemmWS:
         tiles_m = cute.ceil_div(c.shape[0], self.tile_mnk[0])
         tiles_n = cute.ceil_div(c.shape[1], self.tile_mnk[1])
         cluster_tiles = cute.ceil_div(tiles_m, cm) * cute.ceil_div(tiles_n, cn)
-        self.kernel(tma_a, gA, tma_b, gB, tma_c, gC, a_layout, b_layout, c_layout).launch(
+        self.kernel(tma_a, gA, tma_b, gB, tma_c, gC, a_layout, b_layout, c_layout, timeline_buf).launch(
             grid=(cm, cn, cutlass.min(cluster_tiles, max_clusters)),
             block=(self.threads, 1, 1),
             cluster=(cm, cn, 1),
@@ -306,6 +332,28 @@ class HopperGemmWS:
 
     # --8<-- [end:tile_order]
 
+    # --8<-- [start:timeline_probe]
+    @cute.jit
+    def _timeline_mark(
+        self,
+        buf: cute.Tensor | None,
+        role: cutlass.Int32,
+        event: cutlass.Constexpr,
+        seq: cutlass.Int32,
+        start: cutlass.Int64,
+    ) -> None:
+        """Record ``[start, now)`` as ``event`` of warp role ``role`` (its warpgroup index) at
+        K-step ``seq``, from the warpgroup's first thread. No code at all without a timeline."""
+        if cutlass.const_expr(self.timeline is not None):
+            tidx, _, _ = cute.arch.thread_idx()
+            if tidx % WARPGROUP_THREADS == 0:
+                # timeline_end takes the role by name (a compile-time string): pick it here.
+                for r in cutlass.range_constexpr(1 + self.consumer_wgs):
+                    if role == r:
+                        timeline_end(buf, self.timeline, TIMELINE_ROLES[r], event, seq, start)
+
+    # --8<-- [end:timeline_probe]
+
     @cute.kernel
     def kernel(
         self,
@@ -318,6 +366,7 @@ class HopperGemmWS:
         a_layout: cute.ComposedLayout,
         b_layout: cute.ComposedLayout,
         c_layout: cute.ComposedLayout,
+        timeline_buf: cute.Tensor | None,
     ) -> None:
         tile_m, tile_n, tile_k = self.tile_mnk
         cm, cn = self.cluster_mn
@@ -399,6 +448,7 @@ class HopperGemmWS:
                     (tma_b, tBgB, tBsB, b_mcast_mask),
                     k_tiles,
                     clusters_mn,
+                    timeline_buf,
                 )
         else:
             cute.arch.setmaxregister_increase(CONSUMER_REGISTERS)
@@ -412,6 +462,7 @@ class HopperGemmWS:
                 warpgroup_idx - 1,
                 k_tiles,
                 clusters_mn,
+                timeline_buf,
             )
         # --8<-- [end:register_reallocation]
 
@@ -423,6 +474,7 @@ class HopperGemmWS:
         b_load: tuple[cute.CopyAtom, cute.Tensor, cute.Tensor, cutlass.Int16],
         k_tiles: cutlass.Int32,
         clusters_mn: tuple[cutlass.Int32, cutlass.Int32],
+        timeline_buf: cute.Tensor | None,
     ) -> None:
         """The producer warp: for every tile this CTA owns, stream its K tiles into the ring.
 
@@ -440,7 +492,10 @@ class HopperGemmWS:
             for k in cutlass.range(k_tiles, unroll=1):
                 # Wait until every consumer (here and in the peers we multicast to) freed the
                 # slot, then arm its full barrier with the stage's transaction bytes.
+                t = timeline_begin(self.timeline)
                 ab_pipeline.producer_acquire(state)
+                self._timeline_mark(timeline_buf, 0, "empty_wait", state.count, t)
+                t = timeline_begin(self.timeline)
                 full = ab_pipeline.producer_get_barrier(state)
                 cute.copy(
                     tma_a,
@@ -456,6 +511,7 @@ class HopperGemmWS:
                     tma_bar_ptr=full,
                     mcast_mask=b_mcast_mask,
                 )
+                self._timeline_mark(timeline_buf, 0, "tma_issue", state.count, t)
                 state.advance()
         # Do not exit while peers may still arrive on our empty barriers.
         ab_pipeline.producer_tail(state)
@@ -473,6 +529,7 @@ class HopperGemmWS:
         consumer_wg: cutlass.Int32,
         k_tiles: cutlass.Int32,
         clusters_mn: tuple[cutlass.Int32, cutlass.Int32],
+        timeline_buf: cute.Tensor | None,
     ) -> None:
         """A consumer warpgroup: WGMMA over its 64-row slice, then its own epilogue.
 
@@ -520,7 +577,10 @@ class HopperGemmWS:
             # --8<-- [start:wgmma_consumer_mainloop]
             acc.fill(0.0)
             # K tile 0: issue its WGMMAs and keep them in flight.
+            t = timeline_begin(self.timeline)
             ab_pipeline.consumer_wait(read)
+            self._timeline_mark(timeline_buf, 1 + consumer_wg, "full_wait", read.count, t)
+            t_mma = timeline_begin(self.timeline)
             warpgroup.fence()
             for kb in cutlass.range_constexpr(k_blocks):
                 cute.gemm(
@@ -531,12 +591,16 @@ class HopperGemmWS:
                     acc,
                 )
             warpgroup.commit_group()
+            self._timeline_mark(timeline_buf, 1 + consumer_wg, "mma", read.count, t_mma)
             read.advance()
             # K tiles 1..: issue tile k, then wait until only it is in flight, so tile k-1's
             # WGMMAs are done reading SMEM and its slot can go back to the producer
             # (one WGMMA batch in flight, as dense_gemm_persistent.py:836-912).
             for _k in cutlass.range(1, k_tiles, 1, unroll=1):
+                t = timeline_begin(self.timeline)
                 ab_pipeline.consumer_wait(read)
+                self._timeline_mark(timeline_buf, 1 + consumer_wg, "full_wait", read.count, t)
+                t_mma = timeline_begin(self.timeline)
                 warpgroup.fence()
                 for kb in cutlass.range_constexpr(k_blocks):
                     cute.gemm(
@@ -548,10 +612,13 @@ class HopperGemmWS:
                     )
                 warpgroup.commit_group()
                 warpgroup.wait_group(1)
+                self._timeline_mark(timeline_buf, 1 + consumer_wg, "mma", read.count, t_mma)
                 ab_pipeline.consumer_release(release)
                 release.advance()
                 read.advance()
             warpgroup.wait_group(0)
+            # The last K tile's span runs on until all its WGMMAs are done (rewrites its record).
+            self._timeline_mark(timeline_buf, 1 + consumer_wg, "mma", read.count - 1, t_mma)
             ab_pipeline.consumer_release(release)
             release.advance()
             # --8<-- [end:wgmma_consumer_mainloop]
@@ -561,6 +628,7 @@ class HopperGemmWS:
             # store warp waits (before the barrier) until at most epi_stages-2 stores still
             # read the ring, so after the barrier the slot the NEXT subtile writes is free:
             # one named barrier per subtile instead of two (dense_gemm_persistent.py:933-969).
+            t = timeline_begin(self.timeline)
             for j in cutlass.range_constexpr(subtiles):
                 for v in cutlass.range_constexpr(sub_size):
                     sub_f32[v] = tRS_acc[j * sub_size + v]
@@ -578,9 +646,11 @@ class HopperGemmWS:
                     cute.copy(tma_c, bSG_sC[(None, slot)], bSG_gC[(None, m64, n32)])
                     cute.arch.cp_async_bulk_commit_group()
                 stored += 1
+            # The epilogue's seq is the last K step of its tile.
+            self._timeline_mark(timeline_buf, 1 + consumer_wg, "epilogue", read.count - 1, t)
             # --8<-- [end:epilogue]
         if is_store_warp:
             cute.arch.cp_async_bulk_wait_group(0, read=True)  # SMEM must outlive the stores
 
 
-__all__ = ["HopperGemmWS", "SmemBudget", "max_stages", "smem_budget"]
+__all__ = ["TIMELINE_EVENTS", "TIMELINE_ROLES", "HopperGemmWS", "SmemBudget", "max_stages", "smem_budget"]

@@ -41,6 +41,18 @@ def _as_gemm_operand(t: Any, rows_divisibility: int) -> Any:
     )
 
 
+def gemm_from_config(config: Config, timeline: Any = None) -> Any:
+    """The kernel object of a config (``timeline``: a ``TimelineLayout`` to compile the probes in)."""
+    from mla_var3.kernel.cute_python.gemm.hopper_gemm.warp_specialized.kernel import HopperGemmWS
+
+    return HopperGemmWS(
+        tile_mn=tuple(config["tile_mn"]),
+        cluster_mn=tuple(config["cluster_mn"]),
+        stages=config["stages"],
+        timeline=timeline,
+    )
+
+
 @cache
 def _sm_count(device_index: int) -> int:
     import torch
@@ -67,11 +79,7 @@ class HopperGemmWSPlan(GemmPlanBase):
         ]
 
     def plan(self, config: Config) -> CuteKernel:
-        from mla_var3.kernel.cute_python.gemm.hopper_gemm.warp_specialized.kernel import HopperGemmWS
-
-        gemm = HopperGemmWS(
-            tile_mn=tuple(config["tile_mn"]), cluster_mn=tuple(config["cluster_mn"]), stages=config["stages"]
-        )
+        gemm = gemm_from_config(config)
         ab = cute_dtype(self.dtype)
         cluster_size = gemm.cluster_mn[0] * gemm.cluster_mn[1]
 
@@ -94,6 +102,13 @@ class HopperGemmWSPlan(GemmPlanBase):
             launch_args=launch_args,
             dynamic_smem_bytes=lambda shape: gemm.dynamic_smem_bytes(),
         )
+
+    def record_timeline(self, shape: Shape, config: Config) -> tuple[list[Any], Any, str]:
+        """The in-kernel timeline of one launch on this GPU: spans, TMA overlap, SVG
+        (``--prof_type=annotation`` calls it; see ``timeline.py`` beside this file)."""
+        from mla_var3.kernel.cute_python.gemm.hopper_gemm.warp_specialized.timeline import record_timeline
+
+        return record_timeline(shape, config, dtype=self.dtype)
 
 
 __all__ = ["HopperGemmWSPlan"]
