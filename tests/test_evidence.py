@@ -225,3 +225,17 @@ def test_roofline_figure_from_run_records(fake_env: Path) -> None:
     svg = base64.b64decode(html_out.split("base64,", 1)[1].split('"', 1)[0]).decode()
     assert svg.lstrip().startswith("<?xml") and "fake_good n8-float32" in svg
     assert "no run records" in render_roofline([("fake_raises", "n8-float32")])
+
+
+def test_evidence_block_shows_profile_sections(fake_env: Path) -> None:
+    record = _run_record("fake_good", 100.0, 90.5)
+    record["ncu"] |= {"duration_ns": 99_000.0, "top_stalls": [["long_scoreboard", 1.5]], "sm_clock_hz": 1.4e9}
+    record["sanitizer"] = {"date": "2026-11-30", "shape": {"n": 8}, "passed": True,
+                           "tools": {"memcheck": {"passed": True, "errors": 0, "allowed": 0}}}
+    record["source_hash"] = status_mod.current_hash("fake_good")
+    save(record, fake_env)
+    block = render_evidence_block("fake_good", "n8-float32")
+    assert "Run-verified" in block
+    assert "| 99.00 | – | 90.5 | 20.0 | 18.7 | 168 | 231,424 | – | long_scoreboard 1.50 |" in block
+    assert "SM clock seen 1400 MHz" in block
+    assert "memcheck: clean (0 errors, 0 allowed)" in block

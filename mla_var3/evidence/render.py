@@ -64,7 +64,52 @@ def render_status(status: EvidenceStatus) -> str:
         lines += ["    | " + " | ".join(_row(r)) + " |" for r in status.records]
         lines.append("")
         lines.append(f"    Data: {status.records[0]['data']}. Source hash `{status.records[0]['source_hash'][:12]}`.")
+        for record in status.records:
+            lines += ["    " + line if line else "" for line in _profile_sections(record)]
     return "\n".join(lines) + "\n"
+
+
+def _profile_sections(r: dict[str, Any]) -> list[str]:
+    """The ncu, sanitizer and timeline sections of a run record, each with its own date."""
+    out: list[str] = []
+    ncu = r.get("ncu")
+    if ncu:
+        stalls = ", ".join(f"{name} {value:.2f}" for name, value in (ncu.get("top_stalls") or [])[:3])
+        clock = f"{ncu['sm_clock_hz'] / 1e6:.0f} MHz" if ncu.get("sm_clock_hz") else "–"
+        out += [
+            "",
+            f"**ncu** ({ncu.get('ncu_version') or 'ncu'}, --clock-control none, {ncu['date'][:10]}, SM clock seen {clock}):",
+            "",
+            "| duration µs | SM % | TC % | DRAM % | occupancy % | regs | SMEM/block B | L2 hit % | top stalls (cycles per issue) |",
+            "|---|---|---|---|---|---|---|---|---|",
+            "| " + " | ".join([
+                _fmt(ncu["duration_ns"] / 1e3 if ncu.get("duration_ns") else None, 2), _fmt(ncu.get("sm_throughput_pct")),
+                _fmt(ncu.get("tc_pct")), _fmt(ncu.get("dram_throughput_pct")), _fmt(ncu.get("achieved_occupancy_pct")),
+                _fmt(ncu.get("registers_per_thread"), 0), _fmt(ncu.get("smem_per_block_bytes"), 0),
+                _fmt(ncu.get("l2_hit_rate_pct")), stalls or "–",
+            ]) + " |",
+        ]
+    san = r.get("sanitizer")
+    if san:
+        tools = ", ".join(
+            f"{name}: {'clean' if t['passed'] else 'FAILED'} ({t['errors']} errors, {t['allowed']} allowed)"
+            for name, t in san.get("tools", {}).items()
+        )
+        out += ["", f"**compute-sanitizer** ({san['date'][:10]}, shape {san.get('shape')}): {tools}."]
+    timeline = (r.get("annotation") or {}).get("timeline")
+    if timeline and timeline.get("svg"):
+        import base64
+
+        ov = timeline.get("overlap") or {}
+        frac = ov.get("overlap_fraction")
+        out += [
+            "",
+            f"**In-kernel timeline** ({r['annotation']['date'][:10]}): MMA time with loads in flight "
+            + (f"{100 * frac:.0f} %" if frac is not None else "–") + ".",
+            "",
+            f'<img class="timeline" alt="in-kernel timeline" src="data:image/svg+xml;base64,{base64.b64encode(timeline["svg"].encode()).decode()}">',
+        ]
+    return out
 
 
 def render_evidence_block(kernel: str, config: str) -> str:

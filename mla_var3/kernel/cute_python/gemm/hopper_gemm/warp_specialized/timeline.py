@@ -42,7 +42,7 @@ from mla_var3.profile.timeline import (
 )
 
 # 256 K steps (two 8192-deep tiles at K tile 64) keep the SVG readable and the buffer small.
-DEFAULT_CAPACITY = 256
+DEFAULT_CAPACITY = 48  # K steps per CTA: enough to see the steady state, small enough for a page
 
 
 def _ceil_div(a: int, b: int) -> int:
