@@ -11,6 +11,7 @@ import functools
 import http.server
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -67,7 +68,7 @@ def test_search_then_open_a_pattern_page(site_url: str) -> None:
             page.on("request", lambda request: requests.append(request.url))
             page.goto(f"{site_url}/index.html")
 
-            page.fill("input[name=query]", "mbarrier")
+            page.fill("input[name=query]", "multistage TMA mbarrier pipeline")
             result = page.locator(".md-search-result__item", has_text="Multistage TMA").first
             expect(result).to_be_visible(timeout=15_000)
             result.locator("a").first.click()
@@ -81,7 +82,11 @@ def test_search_then_open_a_pattern_page(site_url: str) -> None:
             # table, or a visible "missing"/"stale" status).
             evidence = page.locator(".evidence-block[data-kernel=hopper_gemm_ws]")
             expect(evidence).to_have_count(1)
-            assert evidence.inner_text().strip()
+            # The committed record fills it: a status, then the table with the device and a time.
+            text = evidence.inner_text()
+            assert any(s in text for s in ("Run-verified", "Stale evidence")), text
+            assert "median µs" in text and "NVIDIA H200" in text
+            assert re.search(r"\b\d[\d,]*\.\d\d \(p10", text), text
             # The generated parts: CUTLASS source links at the pinned commit, and backlinks.
             expect(page.locator("a[href*='github.com/NVIDIA/cutlass/blob/7107b055']").first).to_be_attached()
             expect(page.locator("#referenced-by")).to_be_visible()
@@ -89,3 +94,24 @@ def test_search_then_open_a_pattern_page(site_url: str) -> None:
             browser.close()
     offsite = [url for url in requests if not url.startswith(site_url)]
     assert not offsite, f"the site fetched from the network: {offsite}"
+
+
+def test_devlog_shows_measured_values_with_provenance(site_url: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(f"{site_url}/kernels/hopper-gemm-ws.html")
+            values = page.locator(".ev-value")
+            expect(values.first).to_be_visible()
+            # Every number in the prose came from a record: its tooltip names device, config, date and commit.
+            titles = [values.nth(i).get_attribute("title") or "" for i in range(values.count())]
+            assert titles and all("NVIDIA H200" in t and "m8192-n8192-k8192-bfloat16" in t for t in titles), titles
+            assert re.fullmatch(r"\d\.\d\d×( \(stale\))?", values.first.inner_text().strip())
+            # The comparison table and the roofline figure are rendered from the records.
+            expect(page.locator(".evidence-compare table").first).to_be_visible()
+            expect(page.locator("figure.roofline img").first).to_be_visible()
+        finally:
+            browser.close()

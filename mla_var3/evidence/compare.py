@@ -11,6 +11,7 @@ from typing import Any
 
 from mla_var3.evidence.schema import EvidenceError
 from mla_var3.evidence.store import records_for
+from mla_var3.kernel.plan import config_slug
 
 COLUMNS = ("kernel", "runtime µs", "TC %", "DRAM %", "occupancy %", "registers/thread", "SMEM/block KB", "difference", "notes")
 
@@ -37,7 +38,9 @@ def comparison_rows(kernels: list[str], config: str, device: str | None = None) 
         smem = ncu.get("smem_per_block_bytes")
         if smem is None and res.get("static_smem_bytes") is not None:
             smem = res["static_smem_bytes"] + (dyn or 0)
-        notes = [f"{r['tuning']}" if r["tuning"] else "", f"SM {((r.get('clocks') or {}).get('before') or {}).get('sm_mhz')} MHz"]
+        clocks = r.get("clocks") or {}
+        before, after = (clocks.get("before") or {}).get("sm_mhz"), (clocks.get("after") or {}).get("sm_mhz")
+        notes = [config_slug(r["tuning"]) if r["tuning"] else "", f"SM clock {_cell(before, 0)} → {_cell(after, 0)} MHz around the timing"]
         rows.append({
             "kernel": kernel,
             "runtime_us": r["timing"]["median_us"],
