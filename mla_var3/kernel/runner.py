@@ -111,7 +111,7 @@ def run_plan(plan: KernelPlan, request: RunRequest) -> RunResult:
         arch=arch.name,
         mode=mode,
         mode_reason=reason,
-        data=DATA_DISTRIBUTION,
+        data=getattr(plan, "data_distribution", DATA_DISTRIBUTION),
         date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         device=gpu.to_dict() if gpu else None,
         compile=compiled.timing_dict(),
