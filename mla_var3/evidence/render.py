@@ -34,9 +34,10 @@ def _row(r: dict[str, Any]) -> list[str]:
     sass = analysis.get("sass_classes") or {}
     key = ", ".join(f"{k} {v}" for k, v in sass.items() if v and any(k.startswith(s) for s in _KEY_SASS)) or "–"
     device = r["device"].get("name") or f"compile-only ({r['device'].get('compiled_on', 'cpu')})"
-    clocks = ((r.get("clocks") or {}).get("before") or {}).get("sm_mhz")
+    clocks = r.get("clocks") or {}
+    before, after = (clocks.get("before") or {}).get("sm_mhz"), (clocks.get("after") or {}).get("sm_mhz")
     return [
-        device + (f" @ {clocks:.0f} MHz" if clocks else ""),
+        device + (f" (SM clock {before:.0f} → {after:.0f} MHz)" if before and after else ""),
         r["arch"],
         r["config"],
         _fmt(t.get("median_us"), 2) + (f" (p10 {_fmt(t.get('p10_us'), 2)}, p90 {_fmt(t.get('p90_us'), 2)}, n={t['n']})" if t else ""),
