@@ -239,3 +239,15 @@ def test_evidence_block_shows_profile_sections(fake_env: Path) -> None:
     assert "| 99.00 | – | 90.5 | 20.0 | 18.7 | 168 | 231,424 | – | long_scoreboard 1.50 |" in block
     assert "SM clock seen 1400 MHz" in block
     assert "memcheck: clean (0 errors, 0 allowed)" in block
+
+
+def test_gate_rejects_a_status_the_evidence_does_not_back(fake_env: Path, tmp_path: Path) -> None:
+    docs = _site(tmp_path)
+    page = docs / "page.md"
+    page.write_text(page.read_text().replace("id: page\n", "id: page\nstatus: run-verified\n"))
+    save(_record(source_hash=status_mod.current_hash("fake_good")), fake_env)
+    assert gate(docs) == ["page.md: status run-verified but its evidence is compile-verified"]
+    page.write_text(page.read_text().replace("status: run-verified", "status: compile-verified"))
+    assert gate(docs) == []
+    (docs / "bare.md").write_text("---\nid: bare\nstatus: compile-verified\n---\n# Bare\n")
+    assert gate(docs) == ["bare.md: status compile-verified but no evidence is listed"]

@@ -38,13 +38,15 @@ def parse_config(config: str) -> tuple[dict[str, int], str]:
     return shape, dtype
 
 
+def page_meta(path: Path) -> dict:
+    """A page's front matter (empty without one)."""
+    m = _FRONT_MATTER.match(path.read_text())
+    return (yaml.safe_load(m.group(1)) or {}) if m else {}
+
+
 def page_evidence(path: Path) -> list[tuple[str, str]]:
     """The (kernel, config) pairs a page's front matter cites."""
-    m = _FRONT_MATTER.match(path.read_text())
-    if not m:
-        return []
-    meta = yaml.safe_load(m.group(1)) or {}
-    refs = meta.get("evidence") or []
+    refs = page_meta(path).get("evidence") or []
     return [(str(r["kernel"]), str(r["config"])) for r in refs if isinstance(r, dict) and "kernel" in r and "config" in r]
 
 
