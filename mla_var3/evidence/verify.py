@@ -20,7 +20,7 @@ from pathlib import Path
 
 from mla_var3.evidence.provenance import build_record, git_sha, kernel_source_hash
 from mla_var3.evidence.schema import EvidenceError, load, passed
-from mla_var3.evidence.store import record_path, save
+from mla_var3.evidence.store import record_path, records_for, save
 from mla_var3.evidence.targets import Target, parse_config
 from mla_var3.kernel.arch import Arch, runnable_arch
 from mla_var3.kernel.device import GpuInfo, detect_gpu
@@ -73,6 +73,11 @@ def verify_one(target: Target, gpu: GpuInfo | None, force: bool, timeout: float,
     except (UserError, EvidenceError) as exc:
         return Outcome(target.kernel, target.config, "failed", str(exc))
     path = record_path(target.kernel, target.config, slug, base)
+    if not force and mode == "compile":
+        # A fresh run from a GPU machine outranks a compile this machine could add.
+        for other in records_for(target.kernel, target.config, base):
+            if other["mode"] == "run" and other["source_hash"] == source_hash and passed(other):
+                return Outcome(target.kernel, target.config, "fresh", f"run-verified on {other['device']['name']}")
     if not force and path.exists():
         try:
             old = load(path)
