@@ -83,8 +83,13 @@ def verify_snippets(session: nox.Session) -> None:
 
 @nox.session
 def publish(session: nox.Session) -> None:
-    """Strict build plus the freshness gate: fails on missing, failing or stale evidence."""
+    """Strict build plus the freshness gate: fails on missing, failing or stale evidence.
+
+    Imported plans hash their upstream example into the source hash, so the pinned CUTLASS
+    checkout must be there (as for `nox -s cutlass`).
+    """
     _install(session, "docs,dev,analysis")
+    _checkout_cutlass(session)
     session.run("python", "-m", "mla_var3.evidence", "gate", env=QUIET_ENV)
     session.run("mkdocs", "build", "--strict", env=QUIET_ENV)
 
@@ -96,6 +101,10 @@ def cutlass(session: nox.Session) -> None:
     Source: $CUTLASS_GIT_DIR (a local clone or bare mirror) if set, else the upstream URL.
     Only the CuTe DSL examples and docs are checked out (sparse).
     """
+    _checkout_cutlass(session)
+
+
+def _checkout_cutlass(session: nox.Session) -> None:
     lock = (ROOT / "third_party" / "cutlass.lock").read_text()
     commit = re.search(r'^commit = "([0-9a-f]{40})"', lock, re.M).group(1)  # type: ignore[union-attr]
     url = os.environ.get("CUTLASS_GIT_DIR") or re.search(r'^repository = "(.+)"', lock, re.M).group(1)  # type: ignore[union-attr]
