@@ -148,5 +148,38 @@ def format_result(r: object) -> str:
             f"{ce['matmul_flops_per_s'] / 1e12:.0f}), {rf['bytes_per_s'] / 1e9:.0f} GB/s "
             f"({rf['pct_of_copy_ceiling']:.1f}% of copy {ce['copy_bytes_per_s'] / 1e9:.0f} GB/s), ceilings measured in this run"
         )
+    lines += _profile_lines(d.get("profile") or {})
     lines += [f"  note: {n}" for n in d.get("notes", [])]
     return "\n".join(lines)
+
+
+def _profile_lines(profile: dict) -> list[str]:
+    """One short block per --prof_type section: trace summary, ncu metrics, sanitizer verdicts."""
+    lines = []
+    ann = profile.get("annotation")
+    if ann:
+        lines.append(f"  trace: {ann['trace']}")
+        for k in (ann.get("summary") or {}).get("kernels", [])[:5]:
+            lines.append(f"    {k.get('name', '?')[:70]}: {k.get('launches')} launches, median {k.get('median_us', 0):.2f} us")
+        for st in (ann.get("summary") or {}).get("streams", [])[:2]:
+            lines.append(
+                f"    stream {st.get('stream')}: {st.get('kernels')} kernels, busy {st.get('busy_us', 0):.1f} of "
+                f"{st.get('span_us', 0):.1f} us, median gap {st.get('median_gap_us', 0):.2f} us"
+            )
+        tl = ann.get("timeline")
+        if tl and (tl.get("overlap") or {}).get("overlap_fraction") is not None:
+            lines.append(f"  timeline: {tl['spans']} spans; loads in flight during {100 * tl['overlap']['overlap_fraction']:.1f} % of MMA time")
+    ncu = profile.get("ncu")
+    if ncu:
+        def f(key: str) -> str:
+            return "-" if ncu.get(key) is None else f"{ncu[key]:.1f}"
+
+        lines.append(
+            f"  ncu: {f('duration_ns')} ns, SM {f('sm_throughput_pct')} %, TC {f('tc_pct')} %, DRAM {f('dram_throughput_pct')} %, "
+            f"occupancy {f('achieved_occupancy_pct')} %, top stalls {ncu.get('top_stalls', [])[:3]}"
+        )
+    san = profile.get("sanitizer")
+    if san:
+        verdicts = ", ".join(f"{name} {'clean' if t['passed'] else 'FAILED'}" for name, t in san.get("tools", {}).items())
+        lines.append(f"  compute-sanitizer: {verdicts}")
+    return lines

@@ -3,7 +3,7 @@
 ``ncu_command`` builds the command line, ``run_ncu`` runs it with a timeout, and
 ``parse_ncu_csv`` reads the ``--csv --page raw`` output into :class:`NcuResult`, the record's
 ``ncu`` section. Clocks are never locked (``--clock-control none``): the GPUs are shared, so
-the SM clock the kernel ran at is measured and recorded instead (``CLOCKS.md``).
+the SM clock the kernel ran at is measured and recorded instead (the site page ``docs/clocks.md``).
 
 The raw page prints a header row of metric names after fixed columns (``ID``, ``Kernel
 Name``, ``Block Size``, ...), a row of units, then one row per profiled launch. Values may
