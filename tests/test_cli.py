@@ -70,3 +70,20 @@ def test_run_without_gpu_says_how_to_compile() -> None:
     assert proc.returncode == 2
     assert "no CUDA GPU or driver found" in proc.stderr and "--compile-only" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_format_result_prints_profile_sections() -> None:
+    from mla_var3.kernel.cli import _profile_lines
+
+    lines = _profile_lines({
+        "annotation": {"trace": "/tmp/t.json", "summary": {"kernels": [{"name": "k", "launches": 10, "median_us": 1.5}],
+                       "streams": [{"stream": 7, "kernels": 10, "busy_us": 15.0, "span_us": 20.0, "median_gap_us": 0.5}]},
+                       "timeline": {"spans": 12, "overlap": {"overlap_fraction": 0.975}}},
+        "ncu": {"duration_ns": 1000.0, "tc_pct": 98.0, "top_stalls": [["barrier", 9.7]]},
+        "sanitizer": {"tools": {"memcheck": {"passed": True}, "racecheck": {"passed": False}}},
+    })  # fmt: skip
+    text = "\n".join(lines)
+    assert "k: 10 launches, median 1.50 us" in text and "median gap 0.50 us" in text
+    assert "loads in flight during 97.5 % of MMA time" in text
+    assert "TC 98.0 %" in text and "SM - %" in text
+    assert "memcheck clean, racecheck FAILED" in text
