@@ -251,3 +251,12 @@ def test_gate_rejects_a_status_the_evidence_does_not_back(fake_env: Path, tmp_pa
     assert gate(docs) == []
     (docs / "bare.md").write_text("---\nid: bare\nstatus: compile-verified\n---\n# Bare\n")
     assert gate(docs) == ["bare.md: status compile-verified but no evidence is listed"]
+
+
+def test_value_units_for_percentages_and_fractions(fake_env: Path) -> None:
+    record = _run_record("fake_good", 100.0, 97.96)
+    record["annotation"] = {"date": "2026-11-30", "timeline": {"overlap": {"overlap_fraction": 0.9747}}}
+    record["source_hash"] = status_mod.current_hash("fake_good")
+    save(record, fake_env)
+    assert ">97.96 %<" in render_evidence_value("fake_good", "n8-float32", "ncu.tc_pct")
+    assert ">97.47 %<" in render_evidence_value("fake_good", "n8-float32", "annotation.timeline.overlap.overlap_fraction")

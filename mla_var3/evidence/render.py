@@ -157,7 +157,10 @@ def render_evidence_value(kernel: str, config: str, field: str, device: str | No
     if record is None:
         return f'<span class="ev-value ev-stale">missing: {html.escape(kernel)}/{html.escape(config)}/{html.escape(field)}</span>'
     value = record_value(record, field)
-    unit = UNITS.get(field.rsplit(".", 1)[-1], "")
+    name = field.rsplit(".", 1)[-1]
+    unit = UNITS.get(name, " %" if name.endswith("_pct") else "")
+    if name.endswith("_fraction"):  # shown as a percentage
+        value, unit = 100 * value, " %"
     return _inline(f"{value:,.{2 if abs(value) < 100 else 0}f}{unit}", status, record)
 
 
