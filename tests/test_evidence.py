@@ -260,3 +260,14 @@ def test_value_units_for_percentages_and_fractions(fake_env: Path) -> None:
     save(record, fake_env)
     assert ">97.96 %<" in render_evidence_value("fake_good", "n8-float32", "ncu.tc_pct")
     assert ">97.47 %<" in render_evidence_value("fake_good", "n8-float32", "annotation.timeline.overlap.overlap_fraction")
+
+
+def test_records_from_two_devices_merge_on_the_page(fake_env: Path) -> None:
+    fresh = status_mod.current_hash("fake_good")
+    save(_record(source_hash=fresh), fake_env)  # compile-sm_100a from a CPU machine
+    save(_run_record("fake_good", 100.0, None) | {"source_hash": fresh}, fake_env)  # a run on the H200
+    status = status_mod.status_of("fake_good", "n8-float32")
+    assert status.status == "run-verified" and len(status.records) == 2
+    block = render_evidence_block("fake_good", "n8-float32")
+    rows = [line for line in block.splitlines() if line.strip().startswith("| NVIDIA H200") or "compile-only (" in line]
+    assert len(rows) == 2, block
