@@ -3,11 +3,14 @@ SASS shows the instructions that prove its pattern is there."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+
 import pytest
 
 from mla_var3.kernel.compile_cache import compile_cached
 from mla_var3.kernel.registry import all_plans
-from mla_var3.kernel.upstream import cutlass_dir
+from mla_var3.kernel.upstream import EXAMPLES_ROOT, cutlass_dir
 
 # The SASS classes (mla_var3.analysis.sass.pattern_classes) each kernel must show.
 EXPECTED_CLASSES = {
@@ -23,8 +26,21 @@ def test_every_cute_kernel_has_expectations() -> None:
     assert {name for name, _ in CASES} == set(EXPECTED_CLASSES)
 
 
+@pytest.fixture
+def restored_imports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Loading a CUTLASS example puts its siblings (``helpers``, ...) on sys.path and in
+    sys.modules; take them out again so other tests can load their own example trees."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    before = set(sys.modules)
+    yield
+    examples = str(cutlass_dir().resolve() / EXAMPLES_ROOT)
+    for name in set(sys.modules) - before:
+        if (getattr(sys.modules[name], "__file__", None) or "").startswith(examples):
+            del sys.modules[name]
+
+
 @pytest.mark.parametrize(("name", "arch"), CASES, ids=[f"{n}-{a}" for n, a in CASES])
-def test_compiles_for_each_declared_arch(name: str, arch: str, tmp_cache: object) -> None:
+def test_compiles_for_each_declared_arch(name: str, arch: str, tmp_cache: object, restored_imports: None) -> None:
     plan_cls = all_plans()[name]
     upstream = plan_cls.upstream_example()
     if upstream and not (cutlass_dir() / upstream).is_file():
