@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,15 @@ def tmp_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty compile cache for one test."""
     monkeypatch.setenv("MLA_VAR3_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path / "cache"
+
+
+@pytest.fixture
+def fresh_compile_cache(tmp_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An empty disk cache and an empty in-memory cache, before and after the test; run in tmp_path
+    so a direct ``cute.compile(..., "--keep-cubin")`` (no ``--dump-dir``) leaves no cubin behind."""
+    from mla_var3.kernel.compile_cache import clear_memory_cache
+
+    monkeypatch.chdir(tmp_path)
+    clear_memory_cache()
+    yield tmp_cache
+    clear_memory_cache()

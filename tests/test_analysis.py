@@ -172,9 +172,10 @@ def _tiny_cubin(arch: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> b
     assert spec is not None and spec.loader is not None
     tiny = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tiny)
-    monkeypatch.chdir(tmp_path)  # --keep-cubin also writes a copy into the working directory
     x = cute.runtime.make_fake_compact_tensor(cutlass.Float32, (4096,), assumed_align=16)
-    fn = cute.compile(tiny.scale_by_two, x, x, cuda.CUstream(0), options=f"--gpu-arch {arch} --keep-cubin")
+    # --keep-cubin also writes a copy into a dump dir (the DSL's import-time CWD unless given).
+    options = f"--gpu-arch {arch} --keep-cubin --dump-dir {tmp_path}"
+    fn = cute.compile(tiny.scale_by_two, x, x, cuda.CUstream(0), options=options)
     return fn.artifacts.CUBIN
 
 

@@ -7,7 +7,6 @@ import json
 import shutil
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 
@@ -101,12 +100,7 @@ class TinyTorchPlan(TinyPlan):
         return TorchKernel(fn=fn)
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.chdir(tmp_path)  # --keep-cubin writes copies into the working directory
-    clear_memory_cache()
-    yield
-    clear_memory_cache()
+pytestmark = pytest.mark.usefixtures("fresh_compile_cache")
 
 
 def test_cold_then_memory_then_disk(tmp_cache: Path) -> None:

@@ -3,8 +3,6 @@ errors, the reference, and -- on an H200 -- correctness against the fp32 referen
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from mla_var3.kernel.arch import Arch
@@ -16,10 +14,6 @@ SM90A = Arch.parse("sm_90a")
 RAGGED = {"m": 1000, "n": 1048, "k": 520}
 SQUARE = {"m": 4096, "n": 4096, "k": 4096}
 
-
-@pytest.fixture(autouse=True)
-def _cubins_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)  # --keep-cubin writes *.cubin into the working directory
 
 
 def _compile(shape: dict[str, int], config: dict | None = None, dtype: str = "bfloat16"):

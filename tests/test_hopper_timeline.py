@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -69,9 +70,9 @@ BEFORE_PROBES_HISTOGRAM = {
 CLOCK_READ = re.compile(r"CS2R R\d+, SR_CLOCKLO")
 
 
-@pytest.fixture(autouse=True)
-def _cubins_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)  # --keep-cubin may write *.cubin into the working directory
+# --keep-cubin also writes a copy into a dump dir (the DSL's import-time CWD unless given).
+DUMP_DIR = Path(tempfile.mkdtemp(prefix="mla_var3-test-cubins-"))
+KEEP_CUBIN = f"--gpu-arch sm_90a --keep-cubin --dump-dir {DUMP_DIR}"
 
 
 def _default_cubin(dtype: str, config_index: int) -> bytes:
@@ -86,7 +87,7 @@ def instrumented_sass() -> str:
     fn = compile_instrumented(
         HopperGemmWSPlan().default_config(),
         timeline_layout(ctas=4, capacity=64),
-        options="--gpu-arch sm_90a --keep-cubin",
+        options=KEEP_CUBIN,
     )
     return disassemble(fn.artifacts.CUBIN)
 
@@ -167,7 +168,7 @@ def test_instrumented_variant_keeps_the_pipeline_and_does_not_spill() -> None:
         {"tile_mn": (128, 128), "cluster_mn": (1, 2), "stages": 6},
         timeline_layout(ctas=2, capacity=8),
         "float16",
-        options="--gpu-arch sm_90a --keep-cubin",
+        options=KEEP_CUBIN,
     )
     ops = opcode_histogram(instruction_histogram(fn.artifacts.CUBIN, "sm_90a"))
     default = opcode_histogram(instruction_histogram(_default_cubin("float16", 3), "sm_90a"))

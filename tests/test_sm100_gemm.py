@@ -5,12 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from mla_var3.kernel.arch import Arch, check_supported
-from mla_var3.kernel.compile_cache import clear_memory_cache, compile_cached
+from mla_var3.kernel.compile_cache import compile_cached
 from mla_var3.kernel.cute_python.gemm.sm100_gemm.tcgen05 import PLAN
 from mla_var3.kernel.errors import ArchError, UnsupportedShapeError
 from mla_var3.kernel.registry import get_plan
@@ -19,12 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SMEM_LIMIT_SM100 = 227 * 1024  # opt-in dynamic SMEM per block on B200
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.chdir(tmp_path)  # --keep-cubin writes copies into the working directory
-    clear_memory_cache()
-    yield
-    clear_memory_cache()
+pytestmark = pytest.mark.usefixtures("fresh_compile_cache")
 
 
 def test_registered_for_sm100a_only() -> None:

@@ -145,18 +145,12 @@ def test_bfloat16_is_not_offered() -> None:
 
 
 # --- with a CUTLASS checkout --------------------------------------------------------------
-@pytest.fixture
-def _cubins_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)  # --keep-cubin writes *.cubin into the working directory
-
-
 def _compile(config_index: int):
     plan = CutlassHopperDenseGemmPlan()
     return plan.plan(plan._autotune_configs()[config_index]).compile(SQUARE, SM90A)
 
 
 @pytest.mark.cutlass
-@pytest.mark.usefixtures("_cubins_in_tmp")
 @pytest.mark.parametrize(
     ("config_index", "stages", "wgmma_per_k_tile"),
     # 4 (7) stages of 128x64 + 256x64 (128x64 + 128x64) fp16 fill 227 KiB; each 64-wide K tile is
