@@ -1,0 +1,1 @@
+"""MLA baselines run through PyTorch."""

@@ -1,0 +1,1 @@
+"""MLA decode baselines run through PyTorch."""
