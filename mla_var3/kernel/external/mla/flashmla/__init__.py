@@ -1,0 +1,1 @@
+"""FlashMLA (deepseek-ai/FlashMLA) MLA kernels."""

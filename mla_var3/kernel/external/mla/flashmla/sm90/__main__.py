@@ -1,0 +1,5 @@
+"""``python -m mla_var3.kernel.external.mla.flashmla.sm90 [flags]``."""
+
+from mla_var3.kernel.external.mla.flashmla.sm90.plan import FlashMlaDecodePlan
+
+raise SystemExit(FlashMlaDecodePlan().benchmark_kernel_argparse())
