@@ -1,0 +1,7 @@
+"""``python -m mla_var3.kernel.cute_python.gemm.cutlass_blackwell_dense_gemm.software_pipeline [flags]``."""
+
+from mla_var3.kernel.cute_python.gemm.cutlass_blackwell_dense_gemm.software_pipeline.plan import (
+    CutlassSm100DenseGemmSoftwarePipelinePlan,
+)
+
+raise SystemExit(CutlassSm100DenseGemmSoftwarePipelinePlan().benchmark_kernel_argparse())
