@@ -40,15 +40,25 @@ def test_good_page_parses_into_typed_metadata() -> None:
     meta, problems = validate_meta(fm, "page.md", TAGS)
     assert not problems
     assert meta.id == "my-page" and meta.arch == ("sm_90a",) and meta.is_pattern
-    assert meta.sources == (SourceRef("examples/x.py", (10, 20)), SourceRef("examples/y.py"))
+    assert meta.sources == (SourceRef(path="examples/x.py", lines=(10, 20)), SourceRef(path="examples/y.py"))
     assert meta.sources[0].label() == "examples/x.py:10-20"
     assert meta.evidence[0].kernel == "k"
 
 
-def test_malformed_yaml_names_its_line() -> None:
+def test_malformed_yaml_names_the_line_where_the_construct_starts() -> None:
     _, problems = parse_front_matter(GOOD.replace("tags: [tma]", "tags: [tma"), "page.md")
     assert len(problems) == 1 and "malformed YAML" in problems[0].message
-    assert problems[0].line in (7, 8)  # the unclosed list, or where YAML noticed it
+    assert problems[0].line == 7  # the unclosed list, not where YAML noticed it
+    _, problems = parse_front_matter(GOOD.replace("title: My page", 'title: "My page'), "page.md")
+    assert [p.line for p in problems] == [3]  # an unclosed quote on line 3, though YAML reads on to the end
+    assert "while scanning a quoted scalar" in problems[0].message and "noticed at line" in problems[0].message
+
+
+def test_missing_closing_dashes_says_so() -> None:
+    text = GOOD.replace("---\n\nBody", "\nBody")
+    fm, problems = parse_front_matter(text, "page.md")
+    assert fm.data is None
+    assert [str(p) for p in problems] == ["page.md:1: the front matter opened here has no closing '---' line; add one after the last key"]
 
 
 def test_duplicate_key_is_reported() -> None:
@@ -71,6 +81,23 @@ def test_each_wrong_field_names_its_line() -> None:
     assert (15, "evidence[0] lacks 'config'") in found
 
 
+def test_evidence_items_name_a_kernel_or_a_group() -> None:
+    meta, problems = parse(GOOD.replace("{kernel: k, config: c}", "{kernel: k, config: c}\n  - {group: gemm_bf16, config: c}"))
+    assert not problems
+    assert [(e.kernel, e.group, e.subject) for e in meta.evidence] == [("k", None, "k"), (None, "gemm_bf16", "gemm_bf16")]
+    _, problems = parse(GOOD.replace("{kernel: k, config: c}", "{kernel: k, group: g, config: c}"))
+    assert [(p.line, p.message) for p in problems] == [
+        (15, "an evidence item names either a 'kernel' or a 'group' (with its 'config'), not both")]
+    _, problems = parse(GOOD.replace("{kernel: k, config: c}", "{kernel: k, config: c, over: b}"))
+    assert [(p.line, p.message) for p in problems] == [(15, "evidence[0] has unknown key 'over' (allowed: kernel, group, config)")]
+
+
+def test_wrong_types_are_named() -> None:
+    _, problems = parse(GOOD.replace("title: My page", "title: 42").replace("tags: [tma]", "tags: tma"))
+    assert {(p.line, p.message) for p in problems} == {(3, "title must be a non-empty string, got 42"),
+                                                       (7, "tags must be a YAML list, got 'tma'")}  # fmt: skip
+
+
 def test_unknown_and_missing_keys() -> None:
     _, problems = parse(GOOD.replace("status: draft\n", "").replace("related:", "verdicts: []\nrelated:"))
     messages = [p.message for p in problems]
@@ -78,10 +105,6 @@ def test_unknown_and_missing_keys() -> None:
     assert any(m.startswith("unknown front-matter key 'verdicts' (only study-note pages have it)") for m in messages)
 
 
-def test_verified_status_needs_evidence() -> None:
-    text = GOOD.replace("status: draft", "status: run-verified").replace("evidence:\n  - {kernel: k, config: c}\n", "")
-    _, problems = parse(text)
-    assert [p.message for p in problems] == ["status 'run-verified' needs at least one evidence entry ({kernel, config})"]
 
 
 def test_study_note_verdicts_are_checked() -> None:

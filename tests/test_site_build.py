@@ -37,11 +37,11 @@ def run_env() -> dict[str, str]:
     return env
 
 
-def build(site: Path) -> subprocess.CompletedProcess[str]:
+def build(site: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict"],
         cwd=site,
-        env=run_env(),
+        env={**run_env(), **env},
         capture_output=True,
         text=True,
         timeout=300,
@@ -90,9 +90,18 @@ def test_fixture_builds_with_everything_generated(site: Path) -> None:
     assert "n squared" in alpha and "<td>9</td>" in alpha_html
     # Evidence block (from mla_var3.evidence.render) inside its marked container, and a value in prose.
     assert '<div class="evidence-block" data-config="n1024-bfloat16" data-kernel="fixture_kernel">' in alpha_html
-    # CUTLASS link at the pinned commit, ledger from the study note, backlinks.
-    assert "github.com/NVIDIA/cutlass/blob/7107b05535f8977f5ecb9d01ee203205b1fd9bc4/examples/" in alpha_html
-    assert "#L10-L20" in alpha_html
+    # Every evidence block links the page that explains it; a group comparison is an evidence block too.
+    assert alpha_html.count('href="../../evidence-guide.html"') == 2
+    assert 'class="evidence-block evidence-compare" data-config="n1024-bfloat16" data-group="fixture_group"' in alpha_html
+    # An estimate, computed by the CPU snippet at build time and marked as one.
+    assert '<span class="ev-estimate" title="Estimate computed at build time by snippets.cpu.tiny:predicted_time">≈ 2.05 µs</span>' in alpha_html
+    # CUTLASS links at the pinned commit: the sources list and the cutlass: links in prose, resolved by file name.
+    blob = "https://github.com/NVIDIA/cutlass/blob/7107b05535f8977f5ecb9d01ee203205b1fd9bc4/"
+    gemm = "examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm.py"
+    assert f'href="{blob}{gemm}#L10-L20"' in alpha_html
+    assert f'href="{blob}{gemm}#L10-L12"' in alpha_html and f'href="{blob}{gemm}#L14"' in alpha_html
+    assert "cutlass:" not in alpha_html
+    # Ledger from the study note, backlinks.
     assert "Study-note ledger" in alpha and "The example adds a detail." in alpha
     referenced = alpha_html[alpha_html.index('id="referenced-by"') :]
     for title in ("Beta anti-pattern", "Gamma in CuTe DSL", "Study note: fixture example", "Fixture site"):
@@ -120,10 +129,14 @@ def test_no_network_assets(site: Path) -> None:
 
 BROKEN = {
     "malformed YAML": (ALPHA, "tags: [tma, pipelining]", "tags: [tma, pipelining", "malformed YAML front matter"),
+    "unclosed quote": (ALPHA, "title: Alpha pattern", 'title: "Alpha pattern', "while scanning a quoted scalar"),
     "unknown tag": (ALPHA, "tags: [tma, pipelining]", "tags: [tma, no-such-tag]", "unknown tag 'no-such-tag'"),
     "unknown related id": (ALPHA, "related: [beta]", "related: [beta, nobody]", "unknown related id 'nobody'"),
     "missing section": (ALPHA, "## Pitfalls\n", "## Traps\n", "missing template section(s) for an optimization page: '## Pitfalls'"),
-    "broken link": (ALPHA, "See [Beta]", "See [Nothing](../nothing.md) [Beta]", "broken link '../nothing.md'"),
+    "unresolved cutlass link": (ALPHA, "cutlass:dense_gemm.py#L14", "cutlass:nowhere.py#L14",
+                                "no path under 'sources:' has the file name 'nowhere.py'"),
+    "undeclared group": (ALPHA, '{{ compare("fixture_group", "n1024-bfloat16") }}', '{{ compare("other_group", "n1024-bfloat16") }}',
+                         "list {group: other_group, config: n1024-bfloat16} under 'evidence:'"),
     "missing snippet section": (ALPHA, "kernel.py:loop", "kernel.py:no_such_section", "snippet section 'no_such_section' not found"),
     "unknown symbol": (ALPHA, "Tiler.tiles", "Tiler.no_such_method", "has no symbol 'Tiler.no_such_method'"),
     "undeclared evidence": (ALPHA, '{{ evidence("fixture_kernel", "n1024-bfloat16") }}', '{{ evidence("other", "n1024-bfloat16") }}',
@@ -142,17 +155,37 @@ def test_bad_input_fails_naming_file_and_line(site: Path, case: str) -> None:
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
     assert message in output, output
-    if needle and case not in ("malformed YAML",):
+    if needle:
         assert f"{rel}:{line_of(site, rel, needle)}:" in output, output
     else:
         assert f"{rel}:" in output, output
 
 
-def test_malformed_yaml_names_the_line(site: Path) -> None:
-    edit(site, ALPHA, "arch: [sm_90a]", "arch: [sm_90a\nkind2: x")
+def test_missing_closing_dashes_say_so(site: Path) -> None:
+    edit(site, ALPHA, "  - {group: fixture_group, config: n1024-bfloat16}\n---\n", "  - {group: fixture_group, config: n1024-bfloat16}\n")
     result = build(site)
     assert result.returncode != 0
-    assert re.search(rf"{ALPHA}:\d+: malformed YAML front matter", result.stderr), result.stderr
+    assert f"{ALPHA}:1: the front matter opened here has no closing '---' line" in result.stderr, result.stderr
+
+
+def test_broken_link_fails_through_mkdocs_validation(site: Path) -> None:
+    edit(site, ALPHA, "See [Beta]", "See [Nothing](../nothing.md) [Beta]")
+    result = build(site)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "'knowledge/optimizations/alpha.md' contains a link '../nothing.md'" in output, output
+
+
+def test_claims_the_evidence_cannot_back_warn_in_docs_and_fail_in_publish(site: Path) -> None:
+    line = line_of(site, ALPHA, '{{ compare("fixture_group", "n1024-bfloat16") }}')
+    where = f"{ALPHA}:{line}: " + '{{ compare("fixture_group", "n1024-bfloat16") }}'
+    docs = build(site)
+    assert docs.returncode == 0, docs.stderr
+    assert "claim(s) the evidence does not back" in docs.stderr and where in docs.stderr, docs.stderr
+    assert "unavailable:" in html(site, "knowledge/optimizations/alpha.html")  # marked on the page
+    publish = build(site, KNOWLEDGE_CLAIMS="error")
+    assert publish.returncode != 0
+    assert where in publish.stderr, publish.stderr
 
 
 def test_broken_anchor_fails(site: Path) -> None:
@@ -173,7 +206,7 @@ def test_duplicate_id_names_both_files(site: Path) -> None:
 
 
 def test_failing_executable_snippet_names_page_and_block(site: Path) -> None:
-    (site / "snippets/cpu/tiny.py").write_text('def table() -> str:\n    raise RuntimeError("snippet is broken")\n')
+    edit(site, "snippets/cpu/tiny.py", '    rows = [f"| {n}', '    raise RuntimeError("snippet is broken")\n    rows = [f"| {n}')
     result = build(site)
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
@@ -232,12 +265,12 @@ def test_lint_cli_reports_the_same_problems(site: Path) -> None:
 
 
 def test_evidence_renderer_failure_names_page_and_line(site: Path) -> None:
-    # A hook file that wires an evidence renderer which fails, as a malformed record would.
-    hook = site / "hooks" / "knowledge.py"
+    # A wiring file whose evidence renderer fails, as a malformed record would.
+    hook = site / "hooks" / "evidence.py"
     text = hook.read_text()
-    old = "                evidence_render.render_evidence_block,\n"
+    old = "block=render.render_evidence_block,"
     assert old in text
-    hook.write_text(text.replace(old, "                _failing_block,\n")
+    hook.write_text(text.replace(old, "block=_failing_block,")
                     + "\n\ndef _failing_block(kernel, config):\n    raise ValueError('record is malformed')\n")  # fmt: skip
     result = build(site)
     assert result.returncode != 0

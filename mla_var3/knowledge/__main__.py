@@ -10,13 +10,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from mla_var3.knowledge.checks import check_site
-from mla_var3.knowledge.cutlass_pin import CutlassTree, read_pin
+from mla_var3.knowledge.checks import lint_site
+from mla_var3.knowledge.citations import CutlassTree
 from mla_var3.knowledge.errors import KnowledgeError
 from mla_var3.knowledge.pages import load_site
 from mla_var3.knowledge.scaffold import ScaffoldError, new_page
 from mla_var3.knowledge.schema import ARCHS, KINDS, SCOPES
 from mla_var3.knowledge.symbols import SymbolResolver
+from mla_var3.project import read_pin
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     new.add_argument("--title", help="page title (default: from the id)")
     new.add_argument("--arch", action="append", default=[], choices=ARCHS, help="repeat for several")
     new.add_argument("--tag", action="append", default=[], help="a tag from docs/knowledge/tags.yml; repeat for several")
-    lint = commands.add_parser("lint", help="check every page against the schema, links, snippets and citations")
+    lint = commands.add_parser("lint", help="check every page: schema, snippets, directives, citations, template "
+                               "text left in, hand-typed measurements")
     lint.add_argument("docs", nargs="?", default="docs", help="the docs folder, relative to --root (default: docs)")
     lint.add_argument("--no-citations", action="store_true", help="skip checking CUTLASS citations")
     args = parser.parse_args(argv)
@@ -50,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
 def _lint(docs_dir: Path, root: Path, citations: bool) -> int:
     site = load_site(docs_dir, root)
     cutlass = CutlassTree.locate(root, read_pin(root).commit) if citations else None
-    problems = check_site(site, SymbolResolver(root), cutlass)
+    problems = lint_site(site, SymbolResolver(root), cutlass)
     if problems:
         raise KnowledgeError(problems)
     note = f"citations checked against {cutlass.description}" if cutlass else (

@@ -9,6 +9,7 @@ from mla_var3.knowledge import layout
 from mla_var3.knowledge.graph import edges, pattern_graph_svg
 from mla_var3.knowledge.pages import Page, Site
 from mla_var3.knowledge.schema import ARCHS, STATUSES
+from mla_var3.knowledge.tables import markdown_table
 
 KIND_HEADINGS = {"optimization": "Optimizations", "anti-pattern": "Anti-patterns"}
 GENERATED_NOTE = "*Generated at build time from the pages' front matter; edit the pages, not this file.*"
@@ -56,11 +57,11 @@ def catalog_page(site: Site, scope: str, here: str) -> str:
         if not chosen:
             out += ["None yet.", ""]
             continue
-        out += ["| Pattern | Tags | Arch | Status |", "|---|---|---|---|"]
-        for page in chosen:
-            tags = ", ".join(f"[{t}]({layout.relative_link(here, layout.TAG_INDEX, tag_anchor(t))})" for t in page.meta.tags)
-            out.append(f"| {link(page)} | {tags or '—'} | {', '.join(page.meta.arch) or '—'} | {page.meta.status} |")
-        out.append("")
+        rows = [
+            (link(page), _tags(here, page.meta.tags) or "—", ", ".join(page.meta.arch) or "—", page.meta.status)
+            for page in chosen
+        ]
+        out += [*markdown_table(("Pattern", "Tags", "Arch", "Status"), rows), ""]
     out += _grouped("By tag", "Tag", site.tags, patterns, lambda p: p.meta.tags, link, here)
     out += _grouped("By arch", "Arch", ARCHS, patterns, lambda p: p.meta.arch, link, here)
     out += _grouped("By status", "Status", STATUSES, patterns, lambda p: (p.meta.status,), link, here)
@@ -76,17 +77,16 @@ def _grouped(
     link: Callable[[Page], str],
     here: str,
 ) -> list[str]:
-    out = [f"## {heading}", "", f"| {column} | Patterns |", "|---|---|"]
-    rows = 0
+    rows = []
     for key in keys:
         chosen = [p for p in pages if key in keys_of(p)]
         if chosen:
-            label = f"[{key}]({layout.relative_link(here, layout.TAG_INDEX, tag_anchor(key))})" if column == "Tag" else key
-            out.append(f"| {label} | {', '.join(link(p) for p in chosen)} |")
-            rows += 1
-    if not rows:
-        out = out[:2] + ["None yet."]
-    return out + [""]
+            rows.append((_tags(here, [key]) if column == "Tag" else key, ", ".join(link(p) for p in chosen)))
+    return [f"## {heading}", "", *(markdown_table((column, "Patterns"), rows) if rows else ["None yet."]), ""]
+
+
+def _tags(here: str, tags: Iterable[str]) -> str:
+    return ", ".join(f"[{t}]({layout.relative_link(here, layout.TAG_INDEX, tag_anchor(t))})" for t in tags)
 
 
 def tag_index_page(site: Site) -> str:
@@ -135,16 +135,12 @@ def graph_page(site: Site, use_directory_urls: bool) -> str:
             neighbours[edge.source].add(edge.target)
             neighbours[edge.target].add(edge.source)
     rows = [
-        f"| {link(patterns[src])} | {', '.join(link(patterns[n]) for n in sorted(found, key=lambda s: patterns[s].title)) or '—'} |"
+        (link(patterns[src]), ", ".join(link(patterns[n]) for n in sorted(found, key=lambda s: patterns[s].title)) or "—")
         for src, found in sorted(neighbours.items(), key=lambda item: patterns[item[0]].title.casefold())
     ]
-    out += ["| Pattern | Connected to |", "|---|---|", *rows] if rows else ["None yet."]
+    out += markdown_table(("Pattern", "Connected to"), rows) if rows else ["None yet."]
     return "\n".join(out) + "\n"
 
 
 def _linker(here: str) -> Callable[[Page], str]:
-    return lambda page: f"[{_cell(page.title)}]({layout.relative_link(here, page.src)})"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    return lambda page: f"[{page.title}]({layout.relative_link(here, page.src)})"

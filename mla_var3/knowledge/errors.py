@@ -1,4 +1,5 @@
-"""Problems found in knowledge pages, and the error that carries them out of a build or lint run."""
+"""Problems found in knowledge pages, the error that carries them out of a build or lint run, and the
+exception an evidence renderer raises when it cannot render a claim honestly."""
 
 from __future__ import annotations
 
@@ -26,3 +27,18 @@ class KnowledgeError(Exception):
         count = len(self.problems)
         lines = "\n".join(f"  {p}" for p in self.problems)
         super().__init__(f"{count} problem{'s' if count != 1 else ''} in knowledge pages:\n{lines}")
+
+
+class ClaimProblem(Exception):
+    """Raised by an evidence renderer that cannot back a claim: a missing, failed or stale record, a ratio
+    across runs or GPUs. ``shown`` is the Markdown the page shows in its place (visibly marked).
+
+    The build records the problem with the directive's page and line: a warning in ``nox -s docs``, an
+    error in ``nox -s publish``. The evidence layer imports this class; the knowledge layer never
+    imports the evidence layer.
+    """
+
+    def __init__(self, message: str, shown: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.shown = shown

@@ -1,4 +1,8 @@
-"""Split a page into YAML front matter and body, keeping the file line of every key for error messages."""
+"""Split a page into YAML front matter and body, keeping the file line of every key for error messages.
+
+This is the one reader of front matter in the project: the schema (:mod:`.schema`), the site build,
+``lint``, verification and the publish gate all take a page's metadata from here.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,9 @@ import yaml
 
 from mla_var3.knowledge.errors import Problem
 
-# The same rule MkDocs uses to strip front matter, so body line numbers agree with what hooks receive.
+# The rule MkDocs uses to strip front matter (mkdocs.utils.meta.YAML_RE), so body lines agree with what it renders.
 FRONT_MATTER_RE = re.compile(r"\A-{3}[ \t]*\n(.*?\n)(?:\.{3}|-{3})[ \t]*\n", re.DOTALL)
+OPENING_RE = re.compile(r"\A-{3}[ \t]*\n")
 
 KeyPath = tuple[str | int, ...]
 
@@ -39,22 +44,23 @@ def line_of(key_lines: dict[KeyPath, int], *path: str | int) -> int:
 
 
 def parse_front_matter(text: str, display: str) -> tuple[FrontMatter, list[Problem]]:
-    """Parse ``text``'s front matter; YAML errors and duplicate keys become problems naming the line."""
+    """Parse ``text``'s front matter; YAML errors, duplicate keys and an unclosed block become problems naming the line."""
     match = FRONT_MATTER_RE.match(text)
     if not match:
+        if OPENING_RE.match(text):
+            return FrontMatter(None, text, 1), [
+                Problem(display, 1, "the front matter opened here has no closing '---' line; add one after the last key")
+            ]
         return FrontMatter(None, text, 1), []
     yaml_text = match.group(1)
     rest = text[match.end() :]
-    body = rest.lstrip("\n")  # as MkDocs strips it, so line numbers agree with what hooks receive
+    body = rest.lstrip("\n")  # as MkDocs strips it, so line numbers agree with what it renders
     body_line = text[: match.end()].count("\n") + 1 + len(rest) - len(body)
     try:
         node = yaml.compose(yaml_text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(yaml_text)
     except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = mark.line + 2 if mark else 1
-        reason = error.problem or str(error)
-        return FrontMatter(None, body, body_line), [Problem(display, line, f"malformed YAML front matter: {reason}")]
+        return FrontMatter(None, body, body_line), [_yaml_problem(error, display)]
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -63,6 +69,18 @@ def parse_front_matter(text: str, display: str) -> tuple[FrontMatter, list[Probl
     key_lines: dict[KeyPath, int] = {}
     _record_lines(node, (), key_lines, problems, display)
     return FrontMatter(data, body, body_line, key_lines), problems
+
+
+def _yaml_problem(error: yaml.MarkedYAMLError, display: str) -> Problem:
+    """Name the line where the broken construct starts (an unclosed quote or bracket), not where YAML gave up."""
+    # File line = YAML line (0-based) + 1 for 1-based + 1 for the opening '---'.
+    start = error.context_mark.line + 2 if error.context_mark else None
+    found = error.problem_mark.line + 2 if error.problem_mark else None
+    reason = error.problem or str(error)
+    if start is not None and error.context:
+        noticed = f" (noticed at line {found})" if found is not None and found != start else ""
+        return Problem(display, start, f"malformed YAML front matter: {error.context}: {reason}{noticed}")
+    return Problem(display, found or 1, f"malformed YAML front matter: {reason}")
 
 
 def _record_lines(

@@ -1,4 +1,9 @@
-"""Load every page of the docs folder: front matter (validated), headings, links, snippet includes, directives."""
+"""Read pages: front matter (validated), headings, links, snippet includes, directives, CUTLASS citations.
+
+Each page file is read once per build; :class:`Page` keeps its text, which the MkDocs plugin hands
+back to MkDocs instead of letting it read the file again. :func:`read_page` is the entry point for
+other layers (verification and the publish gate read a page's ``evidence:`` through it).
+"""
 
 from __future__ import annotations
 
@@ -10,10 +15,11 @@ from pathlib import Path
 import yaml
 
 from mla_var3.knowledge import layout
+from mla_var3.knowledge.citations import SCHEME, CutlassLink, parse_link
 from mla_var3.knowledge.directives import Directive, find_directives
-from mla_var3.knowledge.errors import Problem
+from mla_var3.knowledge.errors import KnowledgeError, Problem
 from mla_var3.knowledge.frontmatter import KeyPath, line_of, parse_front_matter
-from mla_var3.knowledge.markdown_scan import Heading, SnippetRef, headings, links, snippet_refs
+from mla_var3.knowledge.markdown_scan import Fence, Heading, SnippetRef, scan, snippet_refs
 from mla_var3.knowledge.schema import ID_RE, PageMeta, validate_meta
 
 
@@ -28,14 +34,28 @@ class Link:
 
 
 @dataclass(frozen=True)
+class Citation:
+    """A ``cutlass:`` link in the body (``link`` is ``None`` when the target is malformed; ``error`` says why)."""
+
+    target: str
+    index: int
+    link: CutlassLink | None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class Page:
     src: str  # docs-relative, posix
     display: str  # as errors show it (repository-relative)
     meta: PageMeta | None
+    text: str  # the whole file, as read
     lines: tuple[str, ...]  # the body, after the front matter
     body_line: int
+    code_mask: tuple[bool, ...]  # per body line: inside a fenced block
+    fences: tuple[Fence, ...]
     headings: tuple[Heading, ...]
     links: tuple[Link, ...]
+    citations: tuple[Citation, ...]
     snippets: tuple[SnippetRef, ...]
     directives: tuple[Directive, ...]
     key_lines: dict[KeyPath, int] = field(default_factory=dict, compare=False)
@@ -123,6 +143,27 @@ def load_tags(docs_dir: Path, repo_root: Path, problems: list[Problem]) -> dict[
     return dict(sorted(data.items()))
 
 
+def read_page(path: Path, docs_dir: Path | None = None, repo_root: Path | None = None) -> Page:
+    """One page, validated: a :class:`KnowledgeError` lists the page's own problems (front matter, directives).
+
+    ``docs_dir`` (default: the nearest folder above ``path`` holding ``knowledge/tags.yml``) gives the
+    page's site path and the closed tag list; ``repo_root`` (default: its parent) how errors name files.
+    """
+    path = path.resolve()
+    if docs_dir is None:
+        docs_dir = next((d for d in path.parents if (d / layout.TAGS_FILE).is_file()), None)
+        if docs_dir is None:
+            raise KnowledgeError([Problem(str(path), 0, f"no docs folder with {layout.TAGS_FILE} above this page")])
+    docs_dir = docs_dir.resolve()
+    repo_root = (repo_root or docs_dir.parent).resolve()
+    problems: list[Problem] = []
+    tags = load_tags(docs_dir, repo_root, problems)
+    page, page_problems = load_page(docs_dir, repo_root, path.relative_to(docs_dir).as_posix(), tags)
+    if problems or page_problems:
+        raise KnowledgeError(problems + page_problems)
+    return page
+
+
 def load_page(docs_dir: Path, repo_root: Path, src: str, tags: dict[str, str]) -> tuple[Page, list[Problem]]:
     path = docs_dir / src
     display = _display(path, repo_root)
@@ -136,10 +177,15 @@ def load_page(docs_dir: Path, repo_root: Path, src: str, tags: dict[str, str]) -
         meta, meta_problems = validate_meta(fm, display, tags)
         problems.extend(meta_problems)
     lines = tuple(fm.body.splitlines())
-    directives, directive_errors = find_directives(lines)
+    found = scan(lines)
+    mask = found.code_mask(len(lines))
+    directives, directive_errors = find_directives(lines, mask)
     problems.extend(Problem(display, fm.body_line + i, message) for i, message in directive_errors)
-    page_links = []
-    for ref in links(lines):
+    page_links, citations = [], []
+    for ref in found.links:
+        if ref.target.startswith(SCHEME):
+            citations.append(_citation(ref.target, ref.index))
+            continue
         target, anchor = layout.resolve_link(src, ref.target)
         if target is not None:
             page_links.append(Link(target, anchor, ref.target, ref.index))
@@ -147,15 +193,26 @@ def load_page(docs_dir: Path, repo_root: Path, src: str, tags: dict[str, str]) -
         src=src,
         display=display,
         meta=meta,
+        text=text,
         lines=lines,
         body_line=fm.body_line,
-        headings=tuple(headings(lines)),
+        code_mask=tuple(mask),
+        fences=tuple(found.fences),
+        headings=tuple(found.headings),
         links=tuple(page_links),
+        citations=tuple(citations),
         snippets=tuple(snippet_refs(lines)),
         directives=tuple(directives),
         key_lines=fm.key_lines,
     )
     return page, problems
+
+
+def _citation(target: str, index: int) -> Citation:
+    try:
+        return Citation(target, index, parse_link(target))
+    except ValueError as error:
+        return Citation(target, index, None, str(error))
 
 
 def _display(path: Path, repo_root: Path) -> str:

@@ -1,23 +1,30 @@
 """What the build adds to a hand-written page before Markdown conversion.
 
-Directives become code and evidence; fences that include a snippet get a title (path and section)
-and the file's line numbers; executable blocks get an id naming page and line (so a failing block
-is reported with both); pages get a metadata line, CUTLASS source links, the learning-path progress
-table, the study-note verdict table, the pattern's ledger and "Referenced by" backlinks.
+Directives become code, evidence and estimates; ``cutlass:`` links become links to the file at the
+pinned commit; fences that include a snippet get a title (path and section) and the file's line
+numbers; executable blocks get an id naming page and line (so a failing block is reported with both);
+pages get a metadata line, CUTLASS source links, the learning-path progress table, the study-note
+verdict table, the pattern's ledger and "Referenced by" backlinks.
+
+An evidence callback that raises :class:`ClaimProblem` has its problem recorded with the page and line
+(:attr:`RenderContext.claims`) and its ``shown`` Markdown put in place; the build decides whether
+those problems warn or fail.
 """
 
 from __future__ import annotations
 
+import html
+import importlib
 import re
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mla_var3.knowledge import layout
 from mla_var3.knowledge.catalog import tag_anchor
 from mla_var3.knowledge.checks import SECTION_MARKER_RE
-from mla_var3.knowledge.cutlass_pin import CutlassPin
+from mla_var3.knowledge.citations import TARGET_RE, parse_link, resolve_path
 from mla_var3.knowledge.directives import (
     Directive,
     EvidenceHooks,
@@ -25,11 +32,13 @@ from mla_var3.knowledge.directives import (
     render_evidence_block,
     roofline_points,
 )
-from mla_var3.knowledge.errors import KnowledgeError, Problem
-from mla_var3.knowledge.markdown_scan import SNIPPET_RE, Fence, fences, section_heading, snippet_refs
+from mla_var3.knowledge.errors import ClaimProblem, KnowledgeError, Problem
+from mla_var3.knowledge.markdown_scan import SNIPPET_RE, Fence, section_heading, snippet_refs
 from mla_var3.knowledge.pages import Page, Site
 from mla_var3.knowledge.schema import PATTERN_KINDS
 from mla_var3.knowledge.symbols import SymbolResolver
+from mla_var3.knowledge.tables import markdown_table
+from mla_var3.project import CutlassPin
 
 EXEC_RE = re.compile(r'\bexec="(?:on|1|true|yes)"')
 ID_OPTION_RE = re.compile(r'\bid="([^"]*)"')
@@ -44,6 +53,7 @@ class RenderContext:
     pin: CutlassPin
     evidence: EvidenceHooks | None
     backlinks: dict[str, list[str]]
+    claims: list[Problem] = field(default_factory=list)  # claim problems met while rendering, page and line
 
 
 def render_page(ctx: RenderContext, src: str, markdown: str) -> str:
@@ -58,7 +68,8 @@ def render_page(ctx: RenderContext, src: str, markdown: str) -> str:
     before_first: list[str] = []
 
     _expand_directives(ctx, page, lines, replace)
-    for fence in fences(lines):
+    _rewrite_cutlass_links(ctx, page, lines, replace)
+    for fence in page.fences:
         header = _fence_header(ctx, page, lines, fence)
         if header != lines[fence.start]:
             replace[fence.start] = [header]
@@ -71,15 +82,15 @@ def render_page(ctx: RenderContext, src: str, markdown: str) -> str:
         after[h1] += ["", *strip]
     sources = _sources_block(ctx, page)
     if sources:
-        source_heading = section_heading(lines, "Source")
+        source_heading = section_heading(page.headings, "Source")
         if source_heading is not None:
             after[_section_end(page, source_heading)] += ["", *sources]
         else:
             (before_first if h1 is None else after[h1]).extend(sources)
     if page.meta and page.meta.kind == "path":
-        after[_section_end(page, section_heading(lines, "Progress"))] += ["", *_progress_table(ctx, page)]
+        after[_section_end(page, section_heading(page.headings, "Progress"))] += ["", *_progress_table(ctx, page)]
     if page.meta and page.meta.kind == "study-note":
-        end = _section_end(page, section_heading(lines, "Cross-reference verdicts"))
+        end = _section_end(page, section_heading(page.headings, "Cross-reference verdicts"))
         after[end] += ["", *_verdict_table(ctx, page)]
 
     out = list(before_first)
@@ -92,11 +103,24 @@ def render_page(ctx: RenderContext, src: str, markdown: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _section_end(page: Page, heading_index: int) -> int:
+def _section_end(page: Page, heading_index: int | None) -> int:
     """The last line of the section that starts at ``heading_index`` (before the next heading of its level or above)."""
+    assert heading_index is not None  # required sections are checked before rendering
     level = next(h.level for h in page.headings if h.index == heading_index)
     later = [h.index for h in page.headings if h.index > heading_index and h.level <= level]
     return (later[0] if later else len(page.lines)) - 1
+
+
+def _rewrite_cutlass_links(ctx: RenderContext, page: Page, lines: list[str], replace: dict[int, list[str]]) -> None:
+    """``cutlass:`` link targets become URLs of the file at the pinned commit (the checks resolved them already)."""
+    sources = [s.path for s in page.meta.sources] if page.meta else []
+
+    def url(match: re.Match[str]) -> str:
+        link = parse_link(match.group("target"))
+        return ctx.pin.blob_url(resolve_path(link, sources), link.lines)
+
+    for index in sorted({c.index for c in page.citations}):
+        replace[index] = [TARGET_RE.sub(url, line) for line in replace.get(index, [lines[index]])]
 
 
 def _expand_directives(ctx: RenderContext, page: Page, lines: list[str], replace: dict[int, list[str]]) -> None:
@@ -127,49 +151,79 @@ def _block_directive(ctx: RenderContext, page: Page, directive: Directive) -> li
             where = f"{page.display}:{page.file_line(directive.index)}"
             hl_lines = highlight_lines(symbol.source.splitlines(), params["hl_re"], where)
         return render_code(symbol, hl_lines, params.get("title"))
-    if "field" in params:
+    if directive.name in ("speedup", "estimate") or (directive.name == "evidence" and "field" in params):
         return [_value_directive(ctx, page, directive)]
+    guide = _guide_link(ctx, page)
+    if directive.retired:
+        return [_claim(ctx, page, directive, directive.retired)]
     if directive.name == "roofline":
-        points = roofline_points(params["points"])
-        if ctx.evidence is None or ctx.evidence.roofline is None:
-            return ["*No evidence renderer in this build for the roofline.*"]
-        return [_call_evidence(page, directive, ctx.evidence.roofline, points)]
+        points = [(p[0], p[1]) for p in roofline_points(params["points"])]
+        hook = ctx.evidence.roofline if ctx.evidence else None
+        return [_call_evidence(ctx, page, directive, hook, points)]
     if directive.name == "compare":
-        kernels = [k.strip() for k in params["kernels"].split(",")]
-        if ctx.evidence is None or ctx.evidence.compare is None:
-            return [f"*No evidence renderer in this build for the comparison of {', '.join(kernels)}.*"]
-        markdown = _call_evidence(page, directive, ctx.evidence.compare, kernels, params["config"])
-        return ['<div class="evidence-compare" markdown>', "", *markdown.splitlines(), "", "</div>"]
-    if ctx.evidence is None:
-        markdown = _no_evidence(params)
-    else:
-        markdown = _call_evidence(page, directive, ctx.evidence.block, params["kernel"], params["config"])
-    return render_evidence_block(markdown, params["kernel"], params["config"])
+        hook = ctx.evidence.compare if ctx.evidence else None
+        markdown = _call_evidence(ctx, page, directive, hook, params["group"], params["config"])
+        data = {"group": params["group"], "config": params["config"]}
+        return render_evidence_block(markdown, "evidence-block evidence-compare", data, guide)
+    hook = ctx.evidence.block if ctx.evidence else None
+    markdown = _call_evidence(ctx, page, directive, hook, params["kernel"], params["config"])
+    return render_evidence_block(markdown, "evidence-block", {"kernel": params["kernel"], "config": params["config"]}, guide)
 
 
 def _value_directive(ctx: RenderContext, page: Page, directive: Directive) -> str:
     params = directive.params
-    if ctx.evidence is None:
-        return f"*({params['kernel']}/{params['config']}/{params['field']}: no evidence renderer)*"
-    if "over" in params:
-        if ctx.evidence.ratio is None:
-            return f"*({params['kernel']}/{params['over']}: no ratio renderer)*"
-        a, b = (params["kernel"], params["config"]), (params["over"], params["config"])
-        return _call_evidence(page, directive, ctx.evidence.ratio, a, b, params["field"]).strip()
-    return _call_evidence(page, directive, ctx.evidence.value, params["kernel"], params["config"], params["field"]).strip()
+    if directive.name == "estimate":
+        return _estimate(page, directive)
+    if directive.retired:
+        return _claim(ctx, page, directive, directive.retired)
+    if directive.name == "speedup":
+        hook = ctx.evidence.speedup if ctx.evidence else None
+        return _call_evidence(ctx, page, directive, hook, params["group"], params["config"], params["member"]).strip()
+    hook = ctx.evidence.value if ctx.evidence else None
+    return _call_evidence(ctx, page, directive, hook, params["kernel"], params["config"], params["field"]).strip()
 
 
-def _call_evidence(page: Page, directive: Directive, render: Callable[..., str], *args: str) -> str:
-    """Run an evidence callback; its failure (a field no record has, a malformed record) names page and line."""
+def _call_evidence(ctx: RenderContext, page: Page, directive: Directive, render: Callable[..., str] | None, *args: object) -> str:
+    """Run an evidence callback. A :class:`ClaimProblem` is recorded and its ``shown`` text used; any other
+    failure (a field no record has, a malformed record) stops the build naming page and line."""
+    if render is None:
+        return _claim(ctx, page, directive, f"no evidence renderer for {directive.name}() in this build (see hooks/evidence.py)")
     try:
         return render(*args)
+    except ClaimProblem as problem:
+        ctx.claims.append(Problem(page.display, page.file_line(directive.index), f"{directive.text}: {problem.message}"))
+        return problem.shown
     except Exception as error:  # the evidence layer's errors are its own types; report any with the page
         message = f"{directive.text}: {type(error).__name__}: {error}"
         raise KnowledgeError([Problem(page.display, page.file_line(directive.index), message)]) from error
 
 
-def _no_evidence(params: dict[str, str]) -> str:
-    return f"*No evidence renderer in this build for `{params['kernel']}` / `{params['config']}`.*"
+def _claim(ctx: RenderContext, page: Page, directive: Directive, message: str) -> str:
+    """Record a claim the page cannot make, and show it marked in its place."""
+    ctx.claims.append(Problem(page.display, page.file_line(directive.index), f"{directive.text}: {message}"))
+    return f'<span class="ev-value ev-stale" title="{html.escape(message)}">unavailable: {html.escape(message)}</span>'
+
+
+def _estimate(page: Page, directive: Directive) -> str:
+    """Call the CPU snippet's function; it returns the text to show, marked as an estimate."""
+    module_name, _, function = directive.params["function"].partition(":")
+    line = page.file_line(directive.index)
+    try:
+        value = getattr(importlib.import_module(module_name), function)(*directive.call_args, **directive.call_kwargs)
+    except Exception as error:  # the snippet's own failure, reported with the page
+        raise KnowledgeError([Problem(page.display, line, f"{directive.text}: {type(error).__name__}: {error}")]) from error
+    if not isinstance(value, str) or not value.strip():
+        message = f"{directive.text}: the function must return the text to show (a non-empty str), got {value!r}"
+        raise KnowledgeError([Problem(page.display, line, message)])
+    title = f"Estimate computed at build time by {directive.params['function']}"
+    return f'<span class="ev-estimate" title="{html.escape(title)}">≈ {html.escape(value.strip())}</span>'
+
+
+def _guide_link(ctx: RenderContext, page: Page) -> str | None:
+    """The relative link from ``page`` to the page that explains evidence blocks (if the site has one)."""
+    if layout.EVIDENCE_GUIDE not in ctx.site.pages:
+        return None
+    return layout.relative_link(page.src, layout.EVIDENCE_GUIDE)
 
 
 def _fence_header(ctx: RenderContext, page: Page, lines: list[str], fence: Fence) -> str:
@@ -275,7 +329,7 @@ def _progress_table(ctx: RenderContext, page: Page) -> list[str]:
         for source in other.meta.sources:
             if other not in cites[source.path]:
                 cites[source.path].append(other)
-    out = ["| # | CUTLASS example | Goal | Study note | Patterns citing it | Devlogs |", "|---|---|---|---|---|---|"]
+    rows = []
     noted = 0
     for number, step in enumerate(page.meta.steps, start=1):
         citing = cites.get(step.example, [])
@@ -285,26 +339,24 @@ def _progress_table(ctx: RenderContext, page: Page) -> list[str]:
         noted += bool(notes)
         example = f"[`{step.example.rsplit('/', 1)[-1]}`]({ctx.pin.blob_url(step.example)})"
         note_cell = ", ".join(f"{_link(page, p)} ({p.meta.status})" for p in notes) or "not yet"
-        out.append(
-            f"| {number} | {example} | {step.goal} | {note_cell} | "
-            f"{', '.join(_link(page, p) for p in patterns) or '—'} | {', '.join(_link(page, p) for p in devlogs) or '—'} |"
-        )
+        rows.append((number, example, step.goal, note_cell, ", ".join(_link(page, p) for p in patterns) or "—",
+                     ", ".join(_link(page, p) for p in devlogs) or "—"))  # fmt: skip
     total = len(page.meta.steps)
-    return [*out, "", f"**Progress: {noted} of {total} step(s) have a study note.** (Generated from the pages' `sources`.)", ""]
+    header = ("#", "CUTLASS example", "Goal", "Study note", "Patterns citing it", "Devlogs")
+    return [*markdown_table(header, rows), "", f"**Progress: {noted} of {total} step(s) have a study note.** (Generated from the pages' `sources`.)", ""]
 
 
 def _verdict_table(ctx: RenderContext, page: Page) -> list[str]:
     ids = ctx.site.by_id()
     if not page.meta.verdicts:
         return ["No verdicts recorded yet (add them under `verdicts:` in the front matter).", ""]
-    out = ["| Pattern | Verdict | Note |", "|---|---|---|"]
-    out += [f"| {_link(page, ids[v.pattern])} | {VERDICT_WORDS[v.verdict]} | {v.note} |" for v in page.meta.verdicts]
-    return [*out, ""]
+    rows = [(_link(page, ids[v.pattern]), VERDICT_WORDS[v.verdict], v.note) for v in page.meta.verdicts]
+    return [*markdown_table(("Pattern", "Verdict", "Note"), rows), ""]
 
 
 def _ledger(ctx: RenderContext, page: Page) -> list[str]:
     rows = [
-        f"| {_link(page, note)} | {VERDICT_WORDS[v.verdict]} | {v.note} |"
+        (_link(page, note), VERDICT_WORDS[v.verdict], v.note)
         for note in ctx.site.knowledge_pages("study-note")
         for v in note.meta.verdicts
         if v.pattern == page.meta.id
@@ -312,7 +364,7 @@ def _ledger(ctx: RenderContext, page: Page) -> list[str]:
     out = ["## Study-note ledger", ""]
     if not rows:
         return [*out, "No study note has judged this pattern yet.", ""]
-    return [*out, "| Study note | Verdict | Note |", "|---|---|---|", *rows, ""]
+    return [*out, *markdown_table(("Study note", "Verdict", "Note"), rows), ""]
 
 
 def _referenced_by(ctx: RenderContext, page: Page) -> list[str]:
@@ -324,5 +376,4 @@ def _referenced_by(ctx: RenderContext, page: Page) -> list[str]:
 
 
 def _link(here: Page, target: Page) -> str:
-    title = target.title.replace("|", r"\|")
-    return f"[{title}]({layout.relative_link(here.src, target.src)})"
+    return f"[{target.title}]({layout.relative_link(here.src, target.src)})"

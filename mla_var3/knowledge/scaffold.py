@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from string import Template
@@ -22,6 +23,22 @@ class ScaffoldError(ValueError):
 
 def template_text(kind: str) -> str:
     return resources.files("mla_var3.knowledge").joinpath("templates", TEMPLATES[kind]).read_text(encoding="utf-8")
+
+
+@cache
+def instruction_lines(kind: str) -> frozenset[str]:
+    """The lines of the template's instruction paragraphs (italic paragraphs that tell the author what to
+    write), stripped; ``lint`` fails a page that still contains one."""
+    found: set[str] = set()
+    paragraph: list[str] = []
+    for line in [*template_text(kind).splitlines(), ""]:
+        if line.strip():
+            paragraph.append(line.strip())
+            continue
+        if paragraph and paragraph[0].startswith("*") and paragraph[-1].endswith("*"):
+            found.update(paragraph)
+        paragraph = []
+    return frozenset(found)
 
 
 def new_page(

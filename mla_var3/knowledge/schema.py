@@ -1,21 +1,43 @@
-"""The one front-matter schema of knowledge pages (DESIGN.md, "Knowledge pages") and its validator."""
+"""The one front-matter schema of knowledge pages, as pydantic models, and its validator.
+
+pydantic does the type and value checks; :func:`validate_meta` turns each of its errors into a
+:class:`~mla_var3.knowledge.errors.Problem` at the file line of the offending key (front matter
+keeps every key's line). The closed tag list comes in as validation context.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 
 from mla_var3.knowledge.errors import Problem
 from mla_var3.knowledge.frontmatter import FrontMatter
 
-KINDS = ("optimization", "anti-pattern", "devlog", "study-note", "path")
+Kind = Literal["optimization", "anti-pattern", "devlog", "study-note", "path"]
+Scope = Literal["shared", "cute-dsl"]
+Status = Literal["draft", "compile-verified", "run-verified"]
+Arch = Literal["sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_100f", "sm_103a", "sm_120a"]
+VerdictWord = Literal["confirms", "refines", "contradicts"]
+
+KINDS: tuple[str, ...] = get_args(Kind)
+SCOPES: tuple[str, ...] = get_args(Scope)
+STATUSES: tuple[str, ...] = get_args(Status)
+ARCHS: tuple[str, ...] = get_args(Arch)
+VERDICTS: tuple[str, ...] = get_args(VerdictWord)
 PATTERN_KINDS = ("optimization", "anti-pattern")
-SCOPES = ("shared", "cute-dsl")
-STATUSES = ("draft", "compile-verified", "run-verified")
-ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_100f", "sm_103a", "sm_120a")
-VERDICTS = ("confirms", "refines", "contradicts")
+VERIFIED = ("compile-verified", "run-verified")
 
 # `## ` sections each kind's template defines; a page must keep all of them (any order).
 PATTERN_SECTIONS = (
@@ -36,21 +58,52 @@ REQUIRED_SECTIONS: dict[str, tuple[str, ...]] = {
     "study-note": ("Questions", "Host side", "Device side", "Pattern checklist", "Cross-reference verdicts"),
     "path": ("Progress",),
 }
+KIND_KEYS = {"study-note": ("verdicts",), "path": ("steps",)}  # keys only pages of that kind may have
 
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 LINES_RE = re.compile(r"^(\d+)(?:-(\d+))?$")
 
-REQUIRED_KEYS = ("id", "title", "kind", "scope", "arch", "tags", "status")
-OPTIONAL_KEYS = ("related", "sources", "evidence")
-KIND_KEYS = {"study-note": ("verdicts",), "path": ("steps",)}
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
-@dataclass(frozen=True)
-class SourceRef:
+def _slug(value: str) -> str:
+    if not ID_RE.match(value):
+        raise ValueError(f"id {value!r} must be a lowercase slug (letters, digits, single hyphens)")
+    return value
+
+
+def _known_tag(value: str, info: ValidationInfo) -> str:
+    tags = (info.context or {}).get("tags")
+    if tags is not None and value not in tags:
+        raise ValueError(f"unknown tag {value!r}; the closed list is in docs/knowledge/tags.yml")
+    return value
+
+
+def _line_span(value: Any) -> Any:
+    """``"10-20"``, ``"57"`` or ``57`` -> ``(first, last)``."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return value
+    match = LINES_RE.match(str(value).strip())
+    first, last = (int(match.group(1)), int(match.group(2) or match.group(1))) if match else (0, -1)
+    if not match or first < 1 or last < first:
+        raise ValueError(f"lines {value!r} must be 'FIRST-LAST' or 'LINE' (1-based)")
+    return (first, last)
+
+
+Slug = Annotated[Text, AfterValidator(_slug)]
+Tag = Annotated[str, AfterValidator(_known_tag)]
+LineSpan = Annotated[tuple[int, int], BeforeValidator(_line_span)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SourceRef(_Model):
     """A CUTLASS file (repository-relative) and optional line span, at the pinned commit."""
 
-    path: str
-    lines: tuple[int, int] | None = None
+    path: Text
+    lines: LineSpan | None = None
 
     def label(self) -> str:
         if self.lines is None:
@@ -59,41 +112,54 @@ class SourceRef:
         return f"{self.path}:{first}" if first == last else f"{self.path}:{first}-{last}"
 
 
-@dataclass(frozen=True)
-class EvidenceRef:
-    """An evidence record key: the kernel's declared name and a config slug."""
+class EvidenceRef(_Model):
+    """What a page shows: one record (``{kernel, config}``) or a comparison group's record (``{group, config}``)."""
 
-    kernel: str
-    config: str
+    kernel: Text | None = None
+    group: Text | None = None
+    config: Text
+
+    @model_validator(mode="after")
+    def _one_subject(self) -> EvidenceRef:
+        if (self.kernel is None) == (self.group is None):
+            raise ValueError("an evidence item names either a 'kernel' or a 'group' (with its 'config'), not both")
+        return self
+
+    @property
+    def subject(self) -> str:
+        """The kernel or group name."""
+        return self.kernel or self.group or ""
+
+    def label(self) -> str:
+        return f"{'kernel' if self.kernel else 'group'} {self.subject}, config {self.config}"
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(_Model):
     """A study note's judgement of an existing pattern."""
 
-    pattern: str
-    verdict: str
-    note: str
+    pattern: Text
+    verdict: VerdictWord
+    note: Text
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(_Model):
     """One step of a learning path: a CUTLASS example and what it teaches."""
 
-    example: str
-    goal: str
+    example: Text
+    goal: Text
 
 
-@dataclass(frozen=True)
-class PageMeta:
-    id: str
-    title: str
-    kind: str
-    scope: str
-    arch: tuple[str, ...]
-    tags: tuple[str, ...]
-    status: str
-    related: tuple[str, ...] = ()
+class PageMeta(_Model):
+    """A knowledge page's front matter, validated."""
+
+    id: Slug
+    title: Text
+    kind: Kind
+    scope: Scope
+    arch: tuple[Arch, ...]
+    tags: tuple[Tag, ...]
+    status: Status
+    related: tuple[Text, ...] = ()
     sources: tuple[SourceRef, ...] = ()
     evidence: tuple[EvidenceRef, ...] = ()
     verdicts: tuple[Verdict, ...] = ()
@@ -104,156 +170,68 @@ class PageMeta:
         return self.kind in PATTERN_KINDS
 
 
-class _Checker:
-    """Collects problems while reading one page's front matter."""
-
-    def __init__(self, fm: FrontMatter, display: str) -> None:
-        self.fm = fm
-        self.display = display
-        self.problems: list[Problem] = []
-
-    def fail(self, message: str, *path: str | int) -> None:
-        self.problems.append(Problem(self.display, self.fm.line_of(*path), message))
-
-    def string(self, value: Any, *path: str | int) -> str | None:
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-        self.fail(f"{_name(path)} must be a non-empty string, got {value!r}", *path)
-        return None
-
-    def choice(self, value: Any, choices: Collection[str], *path: str | int) -> str | None:
-        if value in choices:
-            return value
-        self.fail(f"{_name(path)} {value!r} is not one of: {', '.join(choices)}", *path)
-        return None
-
-    def items(self, data: dict[str, Any], key: str) -> list[Any]:
-        value = data.get(key, [])
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            self.fail(f"{key} must be a YAML list, got {value!r}", key)
-            return []
-        return value
-
-    def mapping(self, item: Any, keys: tuple[str, ...], optional: tuple[str, ...], *path: str | int) -> bool:
-        if not isinstance(item, dict):
-            self.fail(f"{_name(path)} must be a mapping with keys {', '.join(keys)}, got {item!r}", *path)
-            return False
-        ok = True
-        for key in keys:
-            if key not in item:
-                self.fail(f"{_name(path)} lacks {key!r}", *path)
-                ok = False
-        for key in item:
-            if key not in keys + optional:
-                self.fail(f"{_name(path)} has unknown key {key!r} (allowed: {', '.join(keys + optional)})", *path, key)
-                ok = False
-        return ok
-
-
-def _name(path: tuple[str | int, ...]) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(path))
+LIST_KEYS = ("arch", "tags", "related", "sources", "evidence", "verdicts", "steps")  # an empty YAML value is an empty list
 
 
 def validate_meta(fm: FrontMatter, display: str, tags: Collection[str]) -> tuple[PageMeta | None, list[Problem]]:
     """Check ``fm.data`` against the schema; returns the typed metadata (``None`` if unusable) and problems."""
     assert fm.data is not None
-    data = fm.data
-    c = _Checker(fm, display)
+    data = {k: ([] if v is None and k in LIST_KEYS else v) for k, v in fm.data.items()}
+    problems = []
     kind = data.get("kind")
-    allowed = REQUIRED_KEYS + OPTIONAL_KEYS + KIND_KEYS.get(kind, ())
-    for key in data:
-        if key not in allowed:
-            owners = [k for k, keys in KIND_KEYS.items() if key in keys]
-            hint = f" (only {', '.join(owners)} pages have it)" if owners else ""
-            c.fail(f"unknown front-matter key {key!r}{hint}; allowed: {', '.join(allowed)}", key)
-    for key in REQUIRED_KEYS:
-        if key not in data:
-            c.fail(f"front matter lacks required key {key!r}")
-    if c.problems:
-        return None, c.problems
+    for key in list(data):
+        owners = [k for k, keys in KIND_KEYS.items() if key in keys]
+        if owners and kind not in owners:
+            problems.append(Problem(display, fm.line_of(key), f"unknown front-matter key {key!r} (only {', '.join(owners)} pages have it)"))
+            del data[key]
+    try:
+        meta = PageMeta.model_validate(data, context={"tags": set(tags)})
+    except ValidationError as error:
+        return None, problems + [_problem(e, fm, display) for e in error.errors(include_url=False)]
+    return (None if problems else meta), problems
 
-    page_id = c.string(data["id"], "id")
-    if page_id and not ID_RE.match(page_id):
-        c.fail(f"id {page_id!r} must be a lowercase slug (letters, digits, single hyphens)", "id")
-    title = c.string(data["title"], "title")
-    kind = c.choice(data["kind"], KINDS, "kind")
-    scope = c.choice(data["scope"], SCOPES, "scope")
-    status = c.choice(data["status"], STATUSES, "status")
-    arch = tuple(a for i, a in enumerate(c.items(data, "arch")) if c.choice(a, ARCHS, "arch", i))
-    page_tags = []
-    for i, tag in enumerate(c.items(data, "tags")):
-        if tag not in tags:
-            c.fail(f"unknown tag {tag!r}; the closed list is in docs/knowledge/tags.yml", "tags", i)
+
+def _problem(error: Any, fm: FrontMatter, display: str) -> Problem:
+    loc = tuple(error["loc"])
+    kind, value = error["type"], error.get("input")
+    name = _name(loc)
+    if kind == "missing":
+        parent = _name(loc[:-1])
+        message = f"front matter lacks required key {loc[-1]!r}" if len(loc) == 1 else f"{parent} lacks {loc[-1]!r}"
+        return Problem(display, fm.line_of(*loc[:-1]) if len(loc) > 1 else 1, message)
+    if kind == "extra_forbidden":
+        if len(loc) == 1:
+            own = KIND_KEYS.get(str(fm.data.get("kind")), ())
+            allowed = ", ".join(k for k in PageMeta.model_fields if k in own or not any(k in v for v in KIND_KEYS.values()))
+            message = f"unknown front-matter key {loc[-1]!r}; allowed: {allowed}"
         else:
-            page_tags.append(tag)
-    related = tuple(r for i, r in enumerate(c.items(data, "related")) if c.string(r, "related", i))
-    sources = tuple(_source(c, item, i) for i, item in enumerate(c.items(data, "sources")))
-    evidence = tuple(_evidence(c, item, i) for i, item in enumerate(c.items(data, "evidence")))
-    verdicts = tuple(_verdict(c, item, i) for i, item in enumerate(c.items(data, "verdicts")))
-    steps = tuple(_step(c, item, i) for i, item in enumerate(c.items(data, "steps")))
-    if status in ("compile-verified", "run-verified") and not data.get("evidence"):
-        c.fail(f"status {status!r} needs at least one evidence entry ({{kernel, config}})", "status")
-    if c.problems or None in (page_id, title, kind, scope, status):
-        return None, c.problems
-    meta = PageMeta(
-        id=page_id,
-        title=title,
-        kind=kind,
-        scope=scope,
-        arch=arch,
-        tags=tuple(page_tags),
-        status=status,
-        related=related,
-        sources=tuple(s for s in sources if s),
-        evidence=tuple(e for e in evidence if e),
-        verdicts=tuple(v for v in verdicts if v),
-        steps=tuple(s for s in steps if s),
-    )
-    return meta, c.problems
+            message = f"{_name(loc[:-1])} has unknown key {loc[-1]!r} (allowed: {_allowed(loc[:-1])})"
+        return Problem(display, fm.line_of(*loc), message)
+    if kind == "literal_error":
+        choices = ", ".join(re.findall(r"'([^']*)'", error["ctx"]["expected"]))
+        message = f"{name} {value!r} is not one of: {choices}"
+    elif kind in ("string_type", "string_too_short"):
+        message = f"{name} must be a non-empty string, got {value!r}"
+    elif kind in ("tuple_type", "list_type"):
+        message = f"{name} must be a YAML list, got {value!r}"
+    elif kind in ("model_type", "dict_type", "model_attributes_type"):
+        message = f"{name} must be a mapping, got {value!r}"
+    elif kind == "value_error":  # our validators' messages name the value
+        message = error["msg"].removeprefix("Value error, ")
+    else:
+        message = f"{name}: {error['msg']} (got {value!r})"
+    return Problem(display, fm.line_of(*loc), message)
 
 
-def _source(c: _Checker, item: Any, i: int) -> SourceRef | None:
-    if not c.mapping(item, ("path",), ("lines",), "sources", i):
-        return None
-    path = c.string(item["path"], "sources", i, "path")
-    if path is None:
-        return None
-    if path.startswith("/") or ".." in path.split("/"):
-        c.fail(f"sources[{i}].path {path!r} must be relative to the CUTLASS repository root", "sources", i, "path")
-        return None
-    lines = None
-    if "lines" in item:
-        match = LINES_RE.match(str(item["lines"]).strip())
-        first, last = (int(match.group(1)), int(match.group(2) or match.group(1))) if match else (0, -1)
-        if not match or first < 1 or last < first:
-            c.fail(f"sources[{i}].lines {item['lines']!r} must be 'FIRST-LAST' or 'LINE' (1-based)", "sources", i, "lines")
-            return None
-        lines = (first, last)
-    return SourceRef(path, lines)
+def _allowed(loc: tuple[str | int, ...]) -> str:
+    """The keys of the model at ``loc`` (such as ``("sources", 0)``)."""
+    model: type[BaseModel] = PageMeta
+    for part in loc:
+        if isinstance(part, str):
+            annotation = model.model_fields[part].annotation
+            model = next(a for a in get_args(annotation) if isinstance(a, type) and issubclass(a, BaseModel))
+    return ", ".join(model.model_fields)
 
 
-def _evidence(c: _Checker, item: Any, i: int) -> EvidenceRef | None:
-    if not c.mapping(item, ("kernel", "config"), (), "evidence", i):
-        return None
-    kernel = c.string(item["kernel"], "evidence", i, "kernel")
-    config = c.string(item["config"], "evidence", i, "config")
-    return EvidenceRef(kernel, config) if kernel and config else None
-
-
-def _verdict(c: _Checker, item: Any, i: int) -> Verdict | None:
-    if not c.mapping(item, ("pattern", "verdict", "note"), (), "verdicts", i):
-        return None
-    pattern = c.string(item["pattern"], "verdicts", i, "pattern")
-    verdict = c.choice(item["verdict"], VERDICTS, "verdicts", i, "verdict")
-    note = c.string(item["note"], "verdicts", i, "note")
-    return Verdict(pattern, verdict, note) if pattern and verdict and note else None
-
-
-def _step(c: _Checker, item: Any, i: int) -> Step | None:
-    if not c.mapping(item, ("example", "goal"), (), "steps", i):
-        return None
-    example = c.string(item["example"], "steps", i, "example")
-    goal = c.string(item["goal"], "steps", i, "goal")
-    return Step(example, goal) if example and goal else None
+def _name(path: tuple[str | int, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(path))
