@@ -40,6 +40,7 @@ EXAMPLES_DIR = "examples/python/CuTeDSL/cute/blackwell/kernel/dense_gemm"
 # The examples ask HardwareInfo, which needs a GPU; the value is a compile-time constant there.
 B200_SM_COUNT = 148
 
+# --8<-- [start:configs]
 # The docstring's command (2-CTA 256x128 MMA on a 2x1 cluster), the same with a 2x2 cluster (A is
 # multicast to the CTA pair next to it along N), and a one-CTA 128x128 MMA without a cluster (the
 # argparse defaults' tile and cluster). C always goes out through TMA: the examples' other store
@@ -49,9 +50,9 @@ CONFIGS: tuple[Config, ...] = (
     {"mma_tiler_mn": (256, 128), "cluster_shape_mn": (2, 2), "use_2cta_instrs": True},
     {"mma_tiler_mn": (128, 128), "cluster_shape_mn": (1, 1), "use_2cta_instrs": False},
 )
+# --8<-- [end:configs]
 
 
-# --8<-- [start:operands]
 def fake_operand(dtype: Any, align: int) -> Any:
     """A tensor-free (rows, cols, L) operand: ``(?,?,?):(?,1,?)``, base aligned to ``align`` bytes."""
     import cutlass.cute as cute
@@ -68,9 +69,6 @@ def real_operand(t: Any, align: int) -> Any:
     return from_dlpack(t.unsqueeze(0).permute(1, 2, 0), assumed_align=align).mark_layout_dynamic(
         leading_dim=1
     )
-
-
-# --8<-- [end:operands]
 
 
 _LAUNCH_CONFIG = "!llvm.struct<(array<3 x i32>, array<3 x i32>, i64, ptr, ptr, i32)>"
