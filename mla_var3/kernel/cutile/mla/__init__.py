@@ -1,0 +1,1 @@
+"""MLA kernels written in cuTile."""

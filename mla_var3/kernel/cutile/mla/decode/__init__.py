@@ -1,0 +1,1 @@
+"""Absorbed-MLA decode in cuTile."""

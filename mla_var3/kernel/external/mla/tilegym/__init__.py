@@ -1,0 +1,1 @@
+"""NVIDIA TileGym (NVIDIA/TileGym) cuTile MLA kernels."""
