@@ -9,8 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cuda.bindings.driver as cuda
+import cutlass
+import cutlass.cute as cute
 import pytest
+from cutlass.cute.nvgpu import cpasync
+from cutlass.cute.runtime import make_fake_compact_tensor
 
+from mla_var3.analysis.sass import disassemble
 from mla_var3.kernel.arch import Arch, check_supported
 from mla_var3.kernel.compile_cache import compile_cached
 from mla_var3.kernel.cute_python.gemm.cutlass_blackwell_dense_gemm.common import (
@@ -148,3 +154,40 @@ def test_cli_refuses_sm90a_in_one_line() -> None:
     assert proc.stderr.strip().splitlines() == [
         f"error: kernel '{SERIES[4]}' does not support sm_90a; it supports sm_100a (pass --arch sm_100a)"
     ]
+
+
+@cute.kernel
+def _prefetch_tiles(atom: cute.CopyAtom, tma_tensor: cute.Tensor, tile: cutlass.Constexpr) -> None:
+    """Each CTA prefetches one (64, 64) tile of A into L2, as the prefetch example's TMA warp does."""
+    smem = cute.make_tensor(
+        cute.make_ptr(cutlass.Float16, 0, cute.AddressSpace.smem, assumed_align=128), cute.make_layout(tile)
+    )
+    gmem = cute.local_tile(tma_tensor, tile, (None, None))
+    _, tiles = cpasync.tma_partition(
+        atom, 0, cute.make_layout(1), cute.group_modes(smem, 0, 2), cute.group_modes(gmem, 0, 2)
+    )
+    bidx, _, _ = cute.arch.block_idx()
+    cute.prefetch(atom, tiles[(None, bidx, 0)])
+
+
+@cute.jit
+def _prefetch_host(a: cute.Tensor, stream: cuda.CUstream) -> None:
+    tile = (64, 64)
+    atom, tma_tensor = cpasync.make_tiled_tma_atom(
+        cpasync.CopyBulkTensorTileG2SOp(), a, cute.make_layout(tile), tile
+    )
+    _prefetch_tiles(atom, tma_tensor, tile).launch(grid=(4, 1, 1), block=(32, 1, 1), stream=stream)
+
+
+@pytest.mark.usefixtures("fresh_compile_cache")
+def test_tma_l2_prefetch_also_compiles_for_sm90a() -> None:
+    """The prefetch example's instruction is no SM100 feature: ``cute.prefetch`` on a TMA load atom
+    compiles to UTMAPF.L2 for sm_90a, so our H200 can measure the pattern (tma-l2-prefetch page)."""
+    a = make_fake_compact_tensor(cutlass.Float16, (256, 256), stride_order=(1, 0), assumed_align=16)
+    compiled = cute.compile(
+        _prefetch_host, a, cuda.CUstream(0), options="--gpu-arch sm_90a --keep-cubin --dump-dir ."
+    )
+    mnemonics = {
+        line.split()[1] for line in disassemble(compiled.artifacts.CUBIN).splitlines() if "UTMA" in line
+    }
+    assert mnemonics == {"UTMAPF.L2.2D"}
