@@ -1,0 +1,5 @@
+"""``python -m mla_var3.kernel.cute_python.attention.cutlass_fmha.imported [flags]``."""
+
+from mla_var3.kernel.cute_python.attention.cutlass_fmha.imported.plan import CutlassFmhaSm100Plan
+
+raise SystemExit(CutlassFmhaSm100Plan().benchmark_kernel_argparse())

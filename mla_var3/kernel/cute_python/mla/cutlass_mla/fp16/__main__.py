@@ -1,0 +1,5 @@
+"""``python -m mla_var3.kernel.cute_python.mla.cutlass_mla.fp16 [flags]``."""
+
+from mla_var3.kernel.cute_python.mla.cutlass_mla.fp16.plan import CutlassMlaDecodeFp16Plan
+
+raise SystemExit(CutlassMlaDecodeFp16Plan().benchmark_kernel_argparse())

@@ -1,0 +1,5 @@
+"""``python -m mla_var3.kernel.cute_python.mla.cutlass_mla.fp8 [flags]``."""
+
+from mla_var3.kernel.cute_python.mla.cutlass_mla.fp8.plan import CutlassMlaDecodeFp8Plan
+
+raise SystemExit(CutlassMlaDecodeFp8Plan().benchmark_kernel_argparse())
