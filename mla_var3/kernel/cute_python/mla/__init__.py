@@ -1,0 +1,1 @@
+"""MLA (multi-head latent attention) kernels in the CuTe DSL."""

@@ -1,0 +1,5 @@
+"""``python -m mla_var3.kernel.cute_python.mla.decode.v0 [flags]``."""
+
+from mla_var3.kernel.cute_python.mla.decode.v0.plan import MlaDecodeV0Plan
+
+raise SystemExit(MlaDecodeV0Plan().benchmark_kernel_argparse())
