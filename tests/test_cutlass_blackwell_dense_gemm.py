@@ -22,7 +22,6 @@ from mla_var3.kernel.compile_cache import compile_cached
 from mla_var3.kernel.cute_python.gemm.cutlass_blackwell_dense_gemm.common import (
     CONFIGS,
     BlackwellDenseGemmPlan,
-    launch_smem_bytes,
 )
 from mla_var3.kernel.errors import ArchError, UnsupportedShapeError
 from mla_var3.kernel.registry import all_plans
@@ -93,7 +92,7 @@ def test_launch_smem_is_the_stage_arithmetic(name: str, c_stages: int) -> None:
     plan = all_plans()[name]("float16")
     kernel = plan.plan(plan.default_config())
     compiled = kernel.compile({"m": 1000, "n": 1048, "k": 520}, SM100A)
-    gemm = kernel.host_fn
+    gemm = kernel.host_for(SHAPE)
     assert (gemm.num_ab_stage, gemm.num_c_stage) == (8, c_stages)
     expected = 256 + gemm.num_ab_stage * (128 * 64 + 64 * 64) * 2 + gemm.num_c_stage * 128 * 32 * 2
     assert compiled.dynamic_smem_bytes == expected <= 227 * 1024
@@ -124,22 +123,6 @@ def test_the_examples_own_checks_refuse_a_bad_config() -> None:
     }  # a pair needs 2 CTAs in M
     with pytest.raises(UnsupportedShapeError, match=r"dense_gemm_persistent_dynamic\.py cannot implement"):
         plan.plan(odd).compile_args(SHAPE)
-
-
-def test_launch_smem_is_read_from_the_launch_config() -> None:
-    struct = "!llvm.struct<(array<3 x i32>, array<3 x i32>, i64, ptr, ptr, i32)>"
-    host = (
-        "llvm.func @host() {\n  %19 = llvm.mlir.constant(229632 : i64) : i64\n"
-        "  %190 = llvm.mlir.constant(7 : i64) : i64\n"
-        f"  %330 = llvm.getelementptr %324[0, 2] : (!llvm.ptr) -> !llvm.ptr, {struct}\n"
-        "  llvm.store %19, %330 : i64, !llvm.ptr\n}\n"
-    )
-    assert (
-        launch_smem_bytes("llvm.func @kernel() {\n  %19 = llvm.mlir.constant(1 : i64) : i64\n}\n" + host)
-        == 229632
-    )
-    with pytest.raises(ValueError, match="no constant dynamic SMEM"):
-        launch_smem_bytes(host.replace("[0, 2]", "[0, 3]"))
 
 
 def test_cli_refuses_sm90a_in_one_line() -> None:

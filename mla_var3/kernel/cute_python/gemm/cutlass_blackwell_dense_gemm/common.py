@@ -18,28 +18,22 @@ base alignment it assumes -- 16 bytes, or the element size where it passes none
 (``from_dlpack``'s default, the prefetch example).
 
 The SMEM a launch requests is not in the cubin and the examples do not expose it (their
-``SharedStorage`` lives inside the kernel): :func:`launch_smem_bytes` reads it back from the host
-code the DSL generated.
+``SharedStorage`` lives inside the kernel): the attention family's
+:class:`~mla_var3.kernel.cute_python.attention.example_kernel.ExampleKernel` reads it back from the
+host code the DSL generated, and it serves these plans as it is.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import re
 from typing import Any, ClassVar
 
-from mla_var3.kernel.arch import Arch
-from mla_var3.kernel.backends import Compiled, CuteKernel
+from mla_var3.kernel.cute_python.attention.example_kernel import B200_SM_COUNT, ExampleKernel
 from mla_var3.kernel.cute_python.gemm.common import GemmPlanBase, check_rows_16b_aligned
 from mla_var3.kernel.errors import UnsupportedShapeError
 from mla_var3.kernel.plan import Config, Shape, Tensors
 from mla_var3.kernel.tensors import cute_dtype, element_size
 
 EXAMPLES_DIR = "examples/python/CuTeDSL/cute/blackwell/kernel/dense_gemm"
-# A B200 has 148 SMs; with one CTA per SM a persistent grid holds 148 / cluster size clusters.
-# The examples ask HardwareInfo, which needs a GPU; the value is a compile-time constant there.
-B200_SM_COUNT = 148
-
 # --8<-- [start:configs]
 # The docstring's command (2-CTA 256x128 MMA on a 2x1 cluster), the same with a 2x2 cluster (A is
 # multicast to the CTA pair next to it along N), and a one-CTA 128x128 MMA without a cluster (the
@@ -69,34 +63,6 @@ def real_operand(t: Any, align: int) -> Any:
     return from_dlpack(t.unsqueeze(0).permute(1, 2, 0), assumed_align=align).mark_layout_dynamic(
         leading_dim=1
     )
-
-
-_LAUNCH_CONFIG = "!llvm.struct<(array<3 x i32>, array<3 x i32>, i64, ptr, ptr, i32)>"
-
-
-def launch_smem_bytes(host_ir: str) -> int:
-    """The dynamic SMEM (bytes) the host code stores into field 2 of the ``cudaLaunchKernelEx`` config."""
-    for function in host_ir.split("llvm.func @"):
-        field = re.search(
-            rf"(%\d+) = llvm\.getelementptr %\d+\[0, 2\] : \(!llvm\.ptr\) -> !llvm\.ptr, {re.escape(_LAUNCH_CONFIG)}",
-            function,
-        )
-        store = field and re.search(rf"llvm\.store (%\d+), {field.group(1)} : i64", function)
-        value = store and re.search(rf"{store.group(1)} = llvm\.mlir\.constant\((\d+) : i64\)", function)
-        if value:
-            return int(value.group(1))
-    raise ValueError(
-        "no constant dynamic SMEM size in the host IR's cudaLaunchKernelEx config (DSL codegen changed?)"
-    )
-
-
-@dataclasses.dataclass
-class LaunchSmemKernel(CuteKernel):
-    """A :class:`CuteKernel` whose SMEM per block is read back from the compiled host code."""
-
-    def compile(self, shape: Shape, arch: Arch) -> Compiled:
-        compiled = super().compile(shape, arch)
-        return dataclasses.replace(compiled, dynamic_smem_bytes=launch_smem_bytes(str(compiled.fn.ir_module)))
 
 
 def accepted_in_parts(gemm: Any, mnkl: tuple[int, int, int, int], ab: Any) -> bool:
@@ -138,7 +104,7 @@ class BlackwellDenseGemmPlan(GemmPlanBase):
         """The example's own check of dtypes, tile, cluster and alignment (K-major A/B, N-major C)."""
         raise NotImplementedError
 
-    def plan(self, config: Config) -> CuteKernel:
+    def plan(self, config: Config) -> ExampleKernel:
         import cutlass
 
         from mla_var3.kernel.upstream import load_example
@@ -150,6 +116,8 @@ class BlackwellDenseGemmPlan(GemmPlanBase):
             cutlass.Float32, config["use_2cta_instrs"], tuple(config["mma_tiler_mn"]), cluster, True
         )
         align = self.operand_align or element_size(self.dtype)
+        # max_active_clusters (persistent examples): one CTA per SM, so a B200's SMs over the cluster
+        # size; the examples ask HardwareInfo, which needs a GPU, and compile the answer in.
         constexprs = (B200_SM_COUNT // (cluster[0] * cluster[1]),) if self.takes_max_active_clusters else ()
 
         def compile_args(shape: Shape) -> tuple[Any, ...]:
@@ -163,17 +131,14 @@ class BlackwellDenseGemmPlan(GemmPlanBase):
         def launch_args(inputs: Tensors, outputs: Tensors) -> tuple[Any, ...]:
             return tuple(real_operand(t, align) for t in (inputs["a"], inputs["b"], outputs["c"]))
 
-        return LaunchSmemKernel(host_fn=gemm, compile_args=compile_args, launch_args=launch_args)
+        return ExampleKernel(host_for=lambda shape: gemm, compile_args=compile_args, launch_args=launch_args)
 
 
 __all__ = [
-    "B200_SM_COUNT",
     "CONFIGS",
     "EXAMPLES_DIR",
     "BlackwellDenseGemmPlan",
-    "LaunchSmemKernel",
     "accepted_in_parts",
     "fake_operand",
-    "launch_smem_bytes",
     "real_operand",
 ]
