@@ -102,7 +102,8 @@ def test_fixture_builds_with_everything_generated(site: Path) -> None:
     assert f'href="{blob}{gemm}#L10-L12"' in alpha_html and f'href="{blob}{gemm}#L14"' in alpha_html
     assert "cutlass:" not in alpha_html
     # Ledger from the study note, backlinks.
-    assert "Study-note ledger" in alpha and "The example adds a detail." in alpha
+    assert "Study-note ledger" in alpha and "The example adds a detail (dense_gemm.py:12)." in alpha
+    assert f'href="{blob}{gemm}#L12"' in alpha_html  # a cutlass: link in a verdict note, resolved against the note's sources
     referenced = alpha_html[alpha_html.index('id="referenced-by"') :]
     for title in ("Beta anti-pattern", "Gamma in CuTe DSL", "Study note: fixture example", "Fixture site"):
         assert title in referenced

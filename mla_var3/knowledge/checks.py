@@ -17,7 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from mla_var3.knowledge import layout
-from mla_var3.knowledge.citations import CutlassTree, resolve_path
+from mla_var3.knowledge.citations import TARGET_RE, CutlassTree, parse_link, resolve_path
 from mla_var3.knowledge.claims import status_claim_problems
 from mla_var3.knowledge.directives import DIRECTIVE_RE, roofline_points
 from mla_var3.knowledge.errors import Problem
@@ -157,18 +157,20 @@ def _directives(page: Page, symbols: SymbolResolver | None) -> list[Problem]:
 
 
 def _citations(site: Site, cutlass: CutlassTree | None) -> list[Problem]:
-    """``cutlass:`` links resolve against the page's sources; with a CUTLASS copy, every cited path and line span exists."""
+    """``cutlass:`` links (in the body and in verdict notes) resolve against the page's sources; with a
+    CUTLASS copy, every cited path and line span exists."""
     cited: list[tuple[Page, str, tuple[int, int] | None, int]] = []
     problems = []
     for page in site.pages.values():
         sources = [s.path for s in page.meta.sources] if page.meta else []
-        for citation in page.citations:
-            line = page.file_line(citation.index)
-            if citation.link is None:
-                problems.append(Problem(page.display, line, str(citation.error)))
-                continue
+        links = [(c.target, page.file_line(c.index)) for c in page.citations]
+        if page.meta:
+            links += [(m.group("target"), page.meta_line("verdicts", i))
+                      for i, v in enumerate(page.meta.verdicts) for m in TARGET_RE.finditer(v.note)]  # fmt: skip
+        for target, line in links:
             try:
-                cited.append((page, resolve_path(citation.link, sources), citation.link.lines, line))
+                link = parse_link(target)
+                cited.append((page, resolve_path(link, sources), link.lines, line))
             except ValueError as error:
                 problems.append(Problem(page.display, line, str(error)))
         if page.meta is None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from mla_var3.knowledge import layout
-from mla_var3.knowledge.citations import SCHEME, CutlassLink, parse_link
+from mla_var3.knowledge.citations import SCHEME
 from mla_var3.knowledge.directives import Directive, find_directives
 from mla_var3.knowledge.errors import KnowledgeError, Problem
 from mla_var3.knowledge.frontmatter import KeyPath, line_of, parse_front_matter
@@ -35,12 +35,10 @@ class Link:
 
 @dataclass(frozen=True)
 class Citation:
-    """A ``cutlass:`` link in the body (``link`` is ``None`` when the target is malformed; ``error`` says why)."""
+    """A ``cutlass:`` link in the body (the target as written and its body line)."""
 
     target: str
     index: int
-    link: CutlassLink | None
-    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -184,7 +182,7 @@ def load_page(docs_dir: Path, repo_root: Path, src: str, tags: dict[str, str]) -
     page_links, citations = [], []
     for ref in found.links:
         if ref.target.startswith(SCHEME):
-            citations.append(_citation(ref.target, ref.index))
+            citations.append(Citation(ref.target, ref.index))
             continue
         target, anchor = layout.resolve_link(src, ref.target)
         if target is not None:
@@ -207,12 +205,6 @@ def load_page(docs_dir: Path, repo_root: Path, src: str, tags: dict[str, str]) -
     )
     return page, problems
 
-
-def _citation(target: str, index: int) -> Citation:
-    try:
-        return Citation(target, index, parse_link(target))
-    except ValueError as error:
-        return Citation(target, index, None, str(error))
 
 
 def _display(path: Path, repo_root: Path) -> str:

@@ -113,14 +113,19 @@ def _section_end(page: Page, heading_index: int | None) -> int:
 
 def _rewrite_cutlass_links(ctx: RenderContext, page: Page, lines: list[str], replace: dict[int, list[str]]) -> None:
     """``cutlass:`` link targets become URLs of the file at the pinned commit (the checks resolved them already)."""
+    for index in sorted({c.index for c in page.citations}):
+        replace[index] = [_cutlass_urls(ctx, page, line) for line in replace.get(index, [lines[index]])]
+
+
+def _cutlass_urls(ctx: RenderContext, page: Page, text: str) -> str:
+    """``text`` with its ``cutlass:`` targets resolved against ``page``'s sources and made URLs."""
     sources = [s.path for s in page.meta.sources] if page.meta else []
 
     def url(match: re.Match[str]) -> str:
         link = parse_link(match.group("target"))
         return ctx.pin.blob_url(resolve_path(link, sources), link.lines)
 
-    for index in sorted({c.index for c in page.citations}):
-        replace[index] = [TARGET_RE.sub(url, line) for line in replace.get(index, [lines[index]])]
+    return TARGET_RE.sub(url, text)
 
 
 def _expand_directives(ctx: RenderContext, page: Page, lines: list[str], replace: dict[int, list[str]]) -> None:
@@ -350,13 +355,13 @@ def _verdict_table(ctx: RenderContext, page: Page) -> list[str]:
     ids = ctx.site.by_id()
     if not page.meta.verdicts:
         return ["No verdicts recorded yet (add them under `verdicts:` in the front matter).", ""]
-    rows = [(_link(page, ids[v.pattern]), VERDICT_WORDS[v.verdict], v.note) for v in page.meta.verdicts]
+    rows = [(_link(page, ids[v.pattern]), VERDICT_WORDS[v.verdict], _cutlass_urls(ctx, page, v.note)) for v in page.meta.verdicts]
     return [*markdown_table(("Pattern", "Verdict", "Note"), rows), ""]
 
 
 def _ledger(ctx: RenderContext, page: Page) -> list[str]:
     rows = [
-        (_link(page, note), VERDICT_WORDS[v.verdict], v.note)
+        (_link(page, note), VERDICT_WORDS[v.verdict], _cutlass_urls(ctx, note, v.note))
         for note in ctx.site.knowledge_pages("study-note")
         for v in note.meta.verdicts
         if v.pattern == page.meta.id
