@@ -1,4 +1,4 @@
-"""Roofline numbers on hand cases, and a deterministic SVG."""
+"""Roofline numbers on hand cases, the dtype's own ceiling, non-overlapping labels, and a deterministic SVG."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ import pytest
 
 from mla_var3.profile.errors import ProfileError
 from mla_var3.profile.roofline import (
+    DATASHEETS,
     Ceiling,
-    ceilings_from_dict,
-    render_roofline_svg,
+    RooflineRun,
+    draw_roofline,
+    place_labels,
     roofline,
+    roofline_for_dtype,
 )
 
 CEILINGS = [Ceiling("matmul", "compute", 8e14), Ceiling("copy", "memory", 4e12)]
@@ -44,20 +47,36 @@ def test_incomplete_inputs_leave_fields_empty() -> None:
         Ceiling("copy", "bandwidth", 1.0)
 
 
-def test_record_ceilings_and_record_field_names() -> None:
-    record = {"copy_bytes_per_s": 4e12, "matmul_flops_per_s": 8e14, "copy_method": "torch copy_, 1 GiB"}
-    ceilings = ceilings_from_dict(record)
-    assert sorted(ceilings, key=lambda c: c.name) == sorted(CEILINGS, key=lambda c: c.name)
-    d = roofline(2e12, 1e9, 1e-2, ceilings).to_dict()
+def test_a_kernel_meets_the_matmul_ceiling_of_its_own_dtype() -> None:
+    measured = [Ceiling("copy", "memory", 4e12), Ceiling("matmul_bfloat16", "compute", 8e14), Ceiling("matmul_float8_e4m3fn", "compute", 1.6e15)]
+    d = roofline_for_dtype(2e12, 1e9, 1e-2, measured, "bfloat16").to_dict()
     assert d["pct_of_matmul_ceiling"] == pytest.approx(25.0) and d["pct_of_copy_ceiling"] == pytest.approx(2.5)
+    fp32 = roofline_for_dtype(2e12, 1e9, 1e-2, measured, "float32")  # no fp32 matmul measured: the fastest one
+    assert fp32.pct_of["matmul"] == pytest.approx(12.5)
+
+
+def _overlap(a: tuple, b: tuple) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def test_labels_of_points_at_the_same_place_never_overlap() -> None:
+    boxes = place_labels([(100.0, 50.0)] * 4 + [(100.0, 58.0)], [(80.0, 12.0)] * 5)
+    assert all(not _overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    points = tuple(roofline(2e12, 1e9, t, CEILINGS, label=f"kernel {i} at 8192^3") for i, t in enumerate((1e-2, 1e-2, 1.01e-2)))
+    figure = draw_roofline([RooflineRun("run 1", tuple(CEILINGS), points)])
+    drawn = figure.label_boxes
+    assert len(drawn) == 3 and all(not _overlap(a, b) for i, a in enumerate(drawn) for b in drawn[i + 1 :])
 
 
 def test_svg_is_deterministic_and_labelled() -> None:
-    points = [roofline(2e12, 1e9, 1e-2, CEILINGS, label="hopper_gemm_ws"), roofline(1e9, 1e10, 5e-3, CEILINGS, label="add")]
-    svg = render_roofline_svg(points, CEILINGS)
-    assert svg == render_roofline_svg(points, CEILINGS)
+    points = (roofline(2e12, 1e9, 1e-2, CEILINGS, label="hopper_gemm_ws"), roofline(1e9, 1e10, 5e-3, CEILINGS, label="add"))
+    runs = [RooflineRun("run 1", tuple(CEILINGS), points[:1]), RooflineRun("run 2", (Ceiling("copy", "memory", 3.9e12),), points[1:])]
+    sheet = DATASHEETS["NVIDIA H200"]
+    svg = draw_roofline(runs, sheet.ceilings, reference_label="H200 datasheet").svg
+    assert svg == draw_roofline(runs, sheet.ceilings, reference_label="H200 datasheet").svg
     assert "<svg" in svg and "hopper_gemm_ws" in svg and "add" in svg
-    assert "matmul 800 TFLOP/s" in svg and "copy 4000 GB/s" in svg
+    assert "run 1: matmul 800 TFLOP/s" in svg and "run 1: copy 4.00 TB/s" in svg and "run 2: copy 3.90 TB/s" in svg
+    assert "H200 datasheet: HBM3e 4.80 TB/s" in svg and "H200 datasheet: dense bf16/fp16 989 TFLOP/s" in svg
     assert "<dc:date>" not in svg and "Matplotlib v" not in svg
     with pytest.raises(ProfileError, match="compute and one memory"):
-        render_roofline_svg(points, CEILINGS[:1])
+        draw_roofline([RooflineRun("r", tuple(CEILINGS[:1]), points)])

@@ -12,9 +12,11 @@ import pytest
 from mla_var3.profile.errors import ProfileError
 from mla_var3.profile.timeline import (
     Span,
+    Timeline,
     TimelineLayout,
     decode_timeline,
     render_timeline_svg,
+    timeline_from_svg,
     tma_overlap,
 )
 
@@ -121,6 +123,21 @@ def test_svg_escapes_names_and_colors_unknown_events() -> None:
     assert "&lt;warp&amp;0&gt;" in svg and "<warp" not in svg
     assert "overlap over 1 CTAs: loads in flight during n/a" in svg
     assert ">CTA 0 · &lt;warp&amp;0&gt;<" in svg
+
+
+def test_a_record_keeps_spans_and_draws_the_same_picture_from_them() -> None:
+    spans = HAND + [Span(1, s.role, s.event, s.seq, s.start + 1000, s.end + 1000) for s in HAND]
+    kept = Timeline.of(spans, LAYOUT, "hand <case> & more")
+    assert set(kept.span_list()) == set(spans)
+    assert kept.overlap == tma_overlap(spans)
+    svg = kept.svg(max_ctas=2)
+    assert svg == render_timeline_svg(kept.span_list(), layout=LAYOUT, overlap=kept.overlap, max_ctas=2, title="hand <case> & more")
+    # A picture stored by older results reads back into the same spans, counted from each CTA's first one.
+    back = timeline_from_svg(svg)
+    assert back.title == "hand <case> & more" and back.roles == LAYOUT.roles and back.events == LAYOUT.events
+    assert back.overlap == kept.overlap and back.svg(max_ctas=2) == svg
+    with pytest.raises(ProfileError, match="not a picture drawn by render_timeline_svg"):
+        timeline_from_svg("<svg></svg>")
 
 
 # --- the device helpers inside a real (tiny) kernel ---------------------------------------

@@ -1,18 +1,35 @@
-"""Timing and ceilings: per-iteration CUDA events, median and spread, cold L2, measured rooflines.
+"""Timing and ceilings: per-launch CUDA events, median and spread, cold L2, measured rooflines, NVML.
 
 Every launch is timed by its own pair of CUDA events after a warm-up. For a cold L2 the
 runner rotates through enough independent input sets to cover ~3x the L2 (the idea of
 ``cutlass.testing.get_workspace_count``; its ``benchmark`` returns only a mean, so it is not
-used for the number). Ceilings -- copy bandwidth and the cuBLAS matmul rate -- are measured
-in the same process, so a result is always compared with the GPU as it was during that run.
+used for the number). Ceilings -- copy bandwidth and the cuBLAS matmul rate per dtype -- are
+measured in the same process, so a result is always compared with the GPU as it was during
+that run. Clocks, power and temperature are read through NVML (``nvidia-ml-py``), never set;
+without NVML every reading is ``None``.
 """
 
 from __future__ import annotations
 
-import statistics
-import subprocess
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from mla_var3.profile.roofline import COMPUTE, MEMORY, Ceiling
+
+TIMING_METHOD = "CUDA events per launch, launches queued behind a GPU sleep; median; cold L2 by rotating input sets"
+# The dtypes whose cuBLAS matmul rate is measured as a compute ceiling (the one of a kernel's own
+# dtype is its roofline's roof; fp8 is e4m3 through torch._scaled_mm).
+MATMUL_CEILING_DTYPES = ("bfloat16", "float16", "float8_e4m3fn")
+COPY_METHOD = (
+    "same-run device-to-device copy, torch dst.copy_(src) of 1 GiB, median of 100 launches; bytes = read + write. "
+    "A read-mostly kernel can exceed it: a copy both reads and writes, and HBM turns around between the two"
+)
+MATMUL_SIZE = 8192
 
 
 @dataclass(frozen=True)
@@ -24,29 +41,30 @@ class Timing:
     n: int
     warmup: int
     input_sets: int
-    method: str = "CUDA events per launch, launches queued behind a GPU sleep; median; cold L2 by rotating input sets"
+    method: str = TIMING_METHOD
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 @dataclass(frozen=True)
-class Ceilings:
-    copy_bytes_per_s: float  # read + write, large device-to-device copy
-    matmul_flops_per_s: float  # cuBLAS bf16 8192^3 on randn
-    copy_method: str = "torch dst.copy_(src), 1 GiB, median of 100 after 50 warm-up, right after the kernel; bytes = read + write"
-    matmul_method: str = "torch.matmul bf16 8192^3 on randn, median of 100 after 50 warm-up, right after the kernel"
+class ClockSample:
+    """What NVML read at one moment: SM and memory clock (MHz), power (W), temperature (C)."""
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    sm_mhz: float | None = None
+    mem_mhz: float | None = None
+    max_sm_mhz: float | None = None
+    power_w: float | None = None
+    temp_c: float | None = None
 
 
-def percentile(values: list[float], q: float) -> float:
-    """Linear-interpolated percentile (q in [0, 100]) of a non-empty list."""
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * q / 100
-    lo, hi = int(pos), min(int(pos) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+def summarize(us: Sequence[float], warmup: int, input_sets: int) -> Timing:
+    """Median, p10, p90 (numpy, linear interpolation) and mean of per-launch times in us."""
+    values = np.asarray(us, dtype=np.float64)
+    if values.size == 0:
+        raise ValueError("no timed launches to summarize")
+    p10, median, p90 = np.percentile(values, [10, 50, 90])
+    return Timing(float(median), float(p10), float(p90), float(values.mean()), int(values.size), warmup, input_sets)
 
 
 def input_sets_for_cold_l2(bytes_per_set: int, l2_bytes: int, cap: int = 64) -> int:
@@ -56,94 +74,134 @@ def input_sets_for_cold_l2(bytes_per_set: int, l2_bytes: int, cap: int = 64) -> 
     return max(1, min(cap, -(-3 * l2_bytes // bytes_per_set)))
 
 
-def time_launches(
-    launch: Callable[[int], None], input_sets: int, iters: int = 200, warmup: int = 20, warmup_s: float = 0.5
-) -> Timing:
-    """Time ``launch(set_index)`` with one event pair per launch; returns median and spread in us.
-
-    The timed launches are queued behind a GPU sleep long enough to cover their host-side
-    enqueue time, so the GPU runs them back to back and each event pair measures the kernel,
-    not the host's launch overhead (which dominates kernels of a few microseconds).
-    """
-    import time
-
+def warm_up(launch: Callable[[int], None], input_sets: int, launches: int, seconds: float) -> tuple[int, float]:
+    """``launches`` launches, then more for at least ``seconds`` of GPU time (clocks settle at the
+    power cap); returns (launches done, host seconds per launch)."""
     import torch
 
-    host_start = time.perf_counter()
-    for i in range(warmup):
+    start = time.perf_counter()
+    for i in range(launches):
         launch(i % input_sets)
-    host_per_launch = (time.perf_counter() - host_start) / max(warmup, 1)
+    host_per_launch = (time.perf_counter() - start) / max(launches, 1)
     torch.cuda.synchronize()
-    # Then warm up for at least warmup_s of GPU time, so clocks settle at the power cap.
-    done, start = warmup, time.perf_counter()
-    while time.perf_counter() - start < warmup_s:
+    done, start = launches, time.perf_counter()
+    while time.perf_counter() - start < seconds:
         for _ in range(10):
             launch(done % input_sets)
             done += 1
         torch.cuda.synchronize()
+    return done, host_per_launch
+
+
+def event_times_us(launch: Callable[[int], None], input_sets: int, iters: int, host_per_launch: float, first: int = 0) -> list[float]:
+    """Per-launch times (us) of ``iters`` launches rotating over ``input_sets`` from set ``first``.
+
+    The launches are queued behind a GPU sleep long enough to cover their host-side enqueue
+    time, so the GPU runs them back to back and each event pair measures the kernel, not the
+    host's launch overhead (which dominates kernels of a few microseconds).
+    """
+    import torch
+
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     # Cover the enqueue time of all timed launches (plus their events) twice over, at <= 2 GHz.
     torch.cuda._sleep(int(min(2.0, 2 * iters * (host_per_launch + 20e-6)) * 2e9))
     for i in range(iters):
         starts[i].record()
-        launch(i % input_sets)
+        launch((first + i) % input_sets)
         ends[i].record()
     torch.cuda.synchronize()
-    us = [s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends, strict=True)]
-    return Timing(
-        median_us=statistics.median(us),
-        p10_us=percentile(us, 10),
-        p90_us=percentile(us, 90),
-        mean_us=statistics.fmean(us),
-        n=iters,
-        warmup=done,
-        input_sets=input_sets,
-    )
+    return [s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends, strict=True)]
 
 
-def measure_ceilings(iters: int = 100, warmup: int = 50) -> Ceilings:
-    """Copy bandwidth and cuBLAS bf16 rate of this GPU, now.
+def time_launches(
+    launch: Callable[[int], None], input_sets: int, iters: int = 200, warmup: int = 20, warmup_s: float = 0.5
+) -> Timing:
+    """Time ``launch(set_index)`` with one event pair per launch after a warm-up; median and spread in us."""
+    done, host_per_launch = warm_up(launch, input_sets, warmup, warmup_s)
+    return summarize(event_times_us(launch, input_sets, iters, host_per_launch), done, input_sets)
 
-    The runner calls this right after timing the kernel, with a warm-up as long as the
-    kernel's, so both are measured at the same (power-capped, warm) clocks.
-    """
+
+def _copy_launch(n: int) -> Callable[[int], None]:
     import torch
 
-    n = 1 << 29  # 1 GiB of bf16
     src = torch.randn(n, device="cuda", dtype=torch.float32).to(torch.bfloat16)
     dst = torch.empty_like(src)
-    copy = time_launches(lambda _: dst.copy_(src), 1, iters=iters, warmup=warmup)
-    m = 8192
-    a = torch.randn(m, m, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(m, m, device="cuda", dtype=torch.bfloat16)
-    c = torch.empty(m, m, device="cuda", dtype=torch.bfloat16)
-    mm = time_launches(lambda _: torch.matmul(a, b, out=c), 1, iters=iters, warmup=warmup)
-    return Ceilings(
-        copy_bytes_per_s=2 * n * 2 / (copy.median_us * 1e-6),
-        matmul_flops_per_s=2 * m**3 / (mm.median_us * 1e-6),
-    )
+    return lambda _: dst.copy_(src)
 
 
-def gpu_clocks() -> dict[str, float | str | None]:
-    """SM and memory clocks (MHz) and the power draw, read through nvidia-smi, as found (never set)."""
-    fields = "clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu"
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-i", "0"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return {"sm_mhz": None, "mem_mhz": None, "max_sm_mhz": None, "power_w": None, "temp_c": None}
-    vals = [v.strip() for v in out.splitlines()[0].split(",")]
+def _matmul_launch(dtype: str) -> Callable[[int], None]:
+    import torch
 
-    def num(v: str) -> float | None:
+    m = MATMUL_SIZE
+    if dtype == "float8_e4m3fn":
+        a = torch.randn(m, m, device="cuda").to(torch.float8_e4m3fn)
+        b = torch.randn(m, m, device="cuda").to(torch.float8_e4m3fn).t()  # column-major, as cuBLASLt wants
+        one = torch.ones((), device="cuda")
+        return lambda _: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    torch_dtype = getattr(torch, dtype)
+    a = torch.randn(m, m, device="cuda", dtype=torch_dtype)
+    b = torch.randn(m, m, device="cuda", dtype=torch_dtype)
+    c = torch.empty(m, m, device="cuda", dtype=torch_dtype)
+    return lambda _: torch.matmul(a, b, out=c)
+
+
+def measure_ceilings(iters: int = 100, warmup: int = 50) -> list[Ceiling]:
+    """Copy bandwidth and the cuBLAS matmul rate per dtype of this GPU, now.
+
+    Called right after the timed kernels, with a warm-up as long as theirs, so the ceilings
+    are measured at the same (power-capped, warm) clocks. A dtype this GPU or torch cannot
+    multiply (fp8 before sm_89) is left out.
+    """
+
+    n = 1 << 29  # 1 GiB of bf16
+    copy = time_launches(_copy_launch(n), 1, iters=iters, warmup=warmup)
+    ceilings = [Ceiling("copy", MEMORY, 2 * n * 2 / (copy.median_us * 1e-6), COPY_METHOD)]
+    for dtype in MATMUL_CEILING_DTYPES:
         try:
-            return float(v)
-        except ValueError:
+            mm = time_launches(_matmul_launch(dtype), 1, iters=iters, warmup=warmup)
+        except (RuntimeError, TypeError) as exc:  # no fp8 GEMM on this GPU or torch
+            print(f"  ceiling matmul_{dtype} not measured: {str(exc).splitlines()[0]}", flush=True)
+            continue
+        method = f"cuBLAS matmul {dtype} {MATMUL_SIZE}^3 on randn, median of {iters} launches after {warmup} warm-up, same run"
+        ceilings.append(Ceiling(f"matmul_{dtype}", COMPUTE, 2 * MATMUL_SIZE**3 / (mm.median_us * 1e-6), method))
+    return ceilings
+
+
+@cache
+def _nvml_handle(uuid: str | None) -> Any:
+    """The NVML device of the GPU with ``uuid`` (torch's form, without ``GPU-``), else index 0; None without NVML."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        if uuid:
+            try:
+                return pynvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid}")
+            except pynvml.NVMLError:
+                pass
+        return pynvml.nvmlDeviceGetHandleByIndex(0)
+    except Exception:  # no nvidia-ml-py, no driver, no GPU: readings are None
+        return None
+
+
+def nvml_sample(uuid: str | None = None) -> ClockSample:
+    """SM and memory clocks, max SM clock, power draw and temperature of the GPU, as found (never set)."""
+    handle = _nvml_handle(uuid)
+    if handle is None:
+        return ClockSample()
+    import pynvml
+
+    def read(fn: Callable[[], float]) -> float | None:
+        try:
+            return float(fn())
+        except pynvml.NVMLError:
             return None
 
-    return dict(zip(("sm_mhz", "mem_mhz", "max_sm_mhz", "power_w", "temp_c"), map(num, vals), strict=True))
+    return ClockSample(
+        sm_mhz=read(lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
+        mem_mhz=read(lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
+        max_sm_mhz=read(lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)),
+        power_w=read(lambda: pynvml.nvmlDeviceGetPowerUsage(handle) / 1000),
+        temp_c=read(lambda: pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU)),
+    )

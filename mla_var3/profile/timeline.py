@@ -16,14 +16,20 @@ which decoding checks; an all-zero record is unused.
 :func:`tma_overlap` answers "is the TMA hidden behind compute?": the fraction of MMA time
 during which loads were in flight (issued by the producer, not yet seen complete by a
 consumer), and the fraction of consumer time spent waiting on full barriers.
+
+A record keeps a :class:`Timeline` -- the spans as rows, the lane and legend order and a title
+-- never the picture: :meth:`Timeline.svg` draws it when a page is built.
+:func:`timeline_from_svg` reads the spans back out of an SVG this module drew, for results
+that stored the picture only.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import escape, quoteattr, unescape
 
 from mla_var3.profile.errors import ProfileError
 
@@ -315,3 +321,65 @@ def render_timeline_svg(
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">'
     )
     return "\n".join([header, *out, "</svg>"]) + "\n"
+
+
+SpanRow = tuple[int, str, str, int, int, int]  # cta, role, event, seq, start, end
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """What a record keeps of an in-kernel timeline: spans as rows ``(cta, role, event, seq,
+    start, end)``, the lane and legend order, and the title. Overlap and SVG are computed."""
+
+    title: str
+    roles: tuple[str, ...]
+    events: tuple[str, ...]
+    spans: tuple[SpanRow, ...]
+
+    @classmethod
+    def of(cls, spans: Sequence[Span], layout: TimelineLayout | None, title: str) -> Timeline:
+        roles = tuple(dict.fromkeys([*(layout.roles if layout else ()), *(s.role for s in spans)]))
+        events = tuple(dict.fromkeys([*(layout.events if layout else ()), *(s.event for s in spans)]))
+        return cls(title, roles, events, tuple((s.cta, s.role, s.event, s.seq, s.start, s.end) for s in spans))
+
+    def span_list(self) -> list[Span]:
+        return [Span(*row) for row in self.spans]
+
+    @property
+    def overlap(self) -> TmaOverlap:
+        return tma_overlap(self.span_list())
+
+    def svg(self, max_ctas: int = 4) -> str:
+        layout = TimelineLayout(self.roles, self.events) if self.roles and self.events else None
+        return render_timeline_svg(self.span_list(), layout=layout, overlap=self.overlap, max_ctas=max_ctas, title=self.title)
+
+
+_LANE = re.compile(r'<text [^>]*text-anchor="end">CTA (\d+) · (.*?)</text>')
+_SPAN = re.compile(r'<rect class="span" [^>]*><title>(.*?) seq (\d+): (\d+) cycles at \+(\d+)</title></rect>')
+_LEGEND = re.compile(r'^<text x="\d+" y="\d+">(.*?)</text>$')
+_TITLE = re.compile(r'<text [^>]*font-size="13">(.*?)</text>')
+
+
+def timeline_from_svg(svg: str) -> Timeline:
+    """The spans drawn in an SVG from :func:`render_timeline_svg` (starts counted from each CTA's
+    first span, as drawn); a :class:`ProfileError` if it is not such a picture."""
+    title = _TITLE.search(svg)
+    cta, role = None, None
+    rows: list[SpanRow] = []
+    roles: dict[str, None] = {}
+    events: dict[str, None] = {}
+    for line in svg.splitlines():
+        if lane := _LANE.search(line):
+            cta, role = int(lane.group(1)), unescape(lane.group(2))
+            roles[role] = None
+        elif span := _SPAN.search(line):
+            if cta is None or role is None:
+                raise ProfileError("timeline SVG: a span comes before any lane label")
+            start = int(span.group(4))
+            rows.append((cta, role, unescape(span.group(1)), int(span.group(2)), start, start + int(span.group(3))))
+        elif legend := _LEGEND.match(line):
+            events[unescape(legend.group(1))] = None
+    if title is None or not rows:
+        raise ProfileError("timeline SVG: no title or no spans; not a picture drawn by render_timeline_svg")
+    rows.sort(key=lambda r: (r[0], r[4], r[5]))
+    return Timeline(unescape(title.group(1)), tuple(roles), tuple(events), tuple(rows))
