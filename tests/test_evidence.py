@@ -1,30 +1,37 @@
-"""Evidence records, the verification runner's reliability, archives, and the publication gate."""
+"""Evidence records: deep validation, freshness (source, harness, upstream example), the verification
+runner's reliability, migration, and the publication gate."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-import tarfile
+import shutil
+import sys
 import textwrap
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from mla_var3.evidence import provenance
 from mla_var3.evidence import status as status_mod
-from mla_var3.evidence.archive import export, import_archive
 from mla_var3.evidence.gate import gate
-from mla_var3.evidence.render import render_evidence_block, render_evidence_value
-from mla_var3.evidence.schema import SCHEMA_VERSION, EvidenceError, load
-from mla_var3.evidence.store import all_records, save, write_atomic
-from mla_var3.evidence.targets import Target, collect, parse_config
+from mla_var3.evidence.model import SCHEMA_VERSION, Record, Upstream
+from mla_var3.evidence.store import all_records, load, save, write_atomic
+from mla_var3.evidence.targets import Target, collect
+from mla_var3.evidence.typed import EvidenceError, dump, parse
 from mla_var3.evidence.verify import verify
 from mla_var3.kernel import registry
+from mla_var3.project import REPO_ROOT
 
 FIXTURES = Path(__file__).parent / "fixtures" / "plans"
 
 
 @pytest.fixture
-def fake_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def fake_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Fake plans registered, an empty evidence folder and compile cache; returns the evidence folder."""
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FIXTURES), os.environ.get("PYTHONPATH", "")]))
     monkeypatch.setenv("MLA_VAR3_EXTRA_PLANS", "fake_plans")
@@ -39,49 +46,86 @@ def fake_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     status_mod.current_hash.cache_clear()
 
 
-def _record(**over: object) -> dict:
+def record_data(**over: Any) -> dict[str, Any]:
+    """A well-formed compile record of ``fake_good`` as JSON data, with ``over`` applied."""
     base = {
         "schema_version": SCHEMA_VERSION, "kernel": "fake_good", "config": "n8-float32", "device_slug": "compile-sm_100a",
-        "mode": "compile", "arch": "sm_100a", "dtype": "float32", "shape": {"n": 8}, "tuning": {}, "data": "randn",
-        "source_hash": "abc", "git_sha": "0123", "date": "2026-11-30T00:00:00+00:00", "versions": {}, "device": {"name": None},
-        "compile": {}, "analysis": None, "correctness": None, "timing": None, "ceilings": None, "roofline": None, "clocks": None,
-    }
+        "mode": "compile", "mode_reason": "--compile-only", "arch": "sm_100a", "backend": "torch", "dtype": "float32",
+        "shape": {"n": 8}, "tuning": {}, "data": "randn", "source_hash": "abc", "git_sha": "0123",
+        "date": "2026-11-30T00:00:00+00:00", "versions": {}, "device": {"compiled_on": "cpu"},
+        "compile": {"source": "compile", "warm": False, "seconds": 1.5, "key": "k"}, "flops": 8, "bytes": 64,
+    }  # fmt: skip
     return base | over
 
 
-def test_parse_config_roundtrip_and_errors() -> None:
-    assert parse_config("m8192-n8192-k8192-bfloat16") == ({"m": 8192, "n": 8192, "k": 8192}, "bfloat16")
-    with pytest.raises(EvidenceError, match="must look like"):
-        parse_config("m8192-n8192-int3")
-    with pytest.raises(EvidenceError, match="not <name><integer>"):
-        parse_config("m8x-float32")
+def run_data(kernel: str = "fake_good", median_us: float = 100.0, **over: Any) -> dict[str, Any]:
+    """A passing run record on an H200 as JSON data."""
+    sample = {"sm_mhz": 1500.0, "power_w": 600.0}
+    return record_data(
+        kernel=kernel, mode="run", device_slug="nvidia-h200", mode_reason="H200 runs it",
+        device={"name": "NVIDIA H200", "slug": "nvidia-h200", "uuid": "096f7439-510b-d6b7-3771-81876b5f826a"},
+        correctness={"outputs": [{"name": "c", "elements": 8, "rel_l2": 1e-3, "max_abs": 0.1, "nonfinite": 0, "tolerance": 1e-2}]},
+        timing={"median_us": median_us, "p10_us": median_us * 0.9, "p90_us": median_us * 1.1, "mean_us": median_us,
+                "n": 200, "warmup": 20, "input_sets": 1},
+        ceilings=[{"name": "copy", "kind": "memory", "value": 4.2e12, "method": "copy"},
+                  {"name": "matmul_float32", "kind": "compute", "value": 7.0e14, "method": "matmul"}],
+        clocks={"before": sample, "after": sample}, harness_hash=provenance.harness_hash(),
+    ) | over  # fmt: skip
 
 
-def test_corrupt_record_names_the_file(tmp_path: Path) -> None:
-    path = tmp_path / "fake_good" / "n8-float32" / "compile-sm_100a.json"
-    path.parent.mkdir(parents=True)
-    path.write_text('{"schema_version": 1, "kernel": ')
-    with pytest.raises(EvidenceError, match=str(path)):
-        load(path)
+def record(**over: Any) -> Record:
+    return parse(Record, record_data(**over), "test record")
+
+
+# --- deep validation ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"schema_version": 0}, "schema_version 0"),
-        ({"git_sha": ""}, "'git_sha' is empty"),
-        ({"mode": "guess"}, "mode 'guess'"),
-        ({"mode": "run"}, "a run record needs 'correctness'"),
-        ({"ncu": {"duration_ns": 1}}, "section 'ncu' needs its own 'date'"),
+        ({"timing": {}}, "timing.median_us: missing"),
+        ({"timing": {"median_us": "12", "p10_us": 1, "p90_us": 1, "mean_us": 1, "n": 1, "warmup": 1, "input_sets": 1}},
+         "timing.median_us: expected a number, got str"),
+        ({"config": "n16-float32"}, "config 'n16-float32' does not match shape {'n': 8}"),
+        ({"device_slug": "NVIDIA H200"}, "device_slug 'NVIDIA H200' is not a slug"),
+        ({"flops": 8.5}, "flops: expected an integer, got float"),
+        ({"bogus": 1}, "unknown field(s) bogus"),
+        ({"mode": "guess"}, "mode: 'guess' is not one of 'run', 'compile'"),
+        ({"schema_version": 1}, "run `python -m mla_var3.evidence migrate`"),
+        ({"git_sha": ""}, "git_sha is empty"),
+        ({"date": "yesterday"}, "date 'yesterday' is not an ISO 8601 time"),
+        ({"compile": {"source": "compile", "warm": False, "seconds": 1.0, "key": "k", "notes": ["cache /tmp/x/y was bad"]}},
+         "compile.notes[0]: holds a machine-local path"),
+        ({"ncu": {"kernel_name": "k", "block_size": "(1,1,1)", "grid_size": "(1,1,1)", "compute_capability": "9.0"}},
+         "ncu: date '' is not an ISO 8601 time"),
     ],
-)
-def test_malformed_records_are_rejected(tmp_path: Path, change: dict, message: str) -> None:
-    with pytest.raises(EvidenceError, match=message):
-        save(_record(**change), tmp_path)
+)  # fmt: skip
+def test_each_malformed_field_is_one_line_naming_file_and_field(tmp_path: Path, change: dict, message: str) -> None:
+    path = tmp_path / "fake_good" / "n8-float32" / "compile-sm_100a.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(record_data(**change)))
+    with pytest.raises(EvidenceError) as error:
+        load(path)
+    text = str(error.value)
+    assert text.startswith(f"{path}: ") and message in text and "\n" not in text
 
 
-def test_misplaced_record_is_rejected(tmp_path: Path) -> None:
-    path = save(_record(), tmp_path)
+def test_a_run_record_is_checked_as_a_run(tmp_path: Path) -> None:
+    with pytest.raises(EvidenceError, match="a run record needs correctness, ceilings and clocks"):
+        parse(Record, run_data(clocks=None), "r")
+    with pytest.raises(EvidenceError, match="device_slug 'nvidia-h100' is not the device's slug 'nvidia-h200'"):
+        parse(Record, run_data(device_slug="nvidia-h100"), "r")
+    good = parse(Record, run_data(), "r")
+    assert good.passed and good.roofline() is not None
+    assert parse(Record, dump(good), "again") == good  # dump and parse round-trip, derived keys included
+
+
+def test_corrupt_and_misplaced_records_name_the_file(tmp_path: Path) -> None:
+    path = save(record(), tmp_path)
+    path.write_text('{"schema_version": 2, "kernel": ')
+    with pytest.raises(EvidenceError, match=f"{path}: not valid JSON"):
+        load(path)
+    path = save(record(), tmp_path)
     moved = tmp_path / "fake_good" / "n16-float32" / path.name
     moved.parent.mkdir(parents=True)
     path.rename(moved)
@@ -92,182 +136,172 @@ def test_misplaced_record_is_rejected(tmp_path: Path) -> None:
 def test_atomic_write_keeps_the_old_file_on_failure(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     write_atomic(path, "old")
-
-
     with pytest.raises(TypeError):
         write_atomic(path, 123)  # type: ignore[arg-type]
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
 
+# --- freshness ---------------------------------------------------------------------------------
+
+
+def _harness_tree(root: Path) -> Path:
+    for rel in provenance.HARNESS_FILES:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO_ROOT / rel, root / rel)
+    return root
+
+
+def test_the_harness_hash_follows_the_timing_code_and_stales_run_records(fake_env: Path, tmp_path: Path) -> None:
+    tree = _harness_tree(tmp_path / "tree")
+    assert provenance.harness_hash(tree) == provenance.harness_hash()
+    bench = tree / "mla_var3/kernel/bench.py"
+    bench.write_text(bench.read_text() + "\n# warm up longer\n")
+    other = provenance.harness_hash(tree)
+    assert other != provenance.harness_hash()
+    fresh = status_mod.current_hash("fake_good")
+    save(parse(Record, run_data(source_hash=fresh), "r"), fake_env)
+    assert status_mod.status_of("fake_good", "n8-float32").status == "run-verified"
+    save(parse(Record, run_data(source_hash=fresh, harness_hash=other), "r"), fake_env)
+    stale = status_mod.status_of("fake_good", "n8-float32")
+    assert stale.status == "stale" and "harness changed" in stale.detail
+    save(parse(Record, run_data(source_hash=fresh, harness_hash=None), "r"), fake_env)
+    assert "before the harness was hashed" in status_mod.status_of("fake_good", "n8-float32").detail
+    save(record(source_hash=fresh), fake_env)  # a compile record depends on the source only
+    (fake_env / "fake_good/n8-float32/nvidia-h200.json").unlink()
+    assert status_mod.status_of("fake_good", "n8-float32").status == "compile-verified"
+
+
+def test_no_false_stale_without_a_cutlass_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The imported plan's source hash names its example by path and pin; the file is compared only where it is."""
+    example = registry.get_plan("cutlass_hopper_dense_gemm").upstream_example()
+    assert example is not None
+    checkout = tmp_path / "cutlass"
+    (checkout / example).parent.mkdir(parents=True)
+    (checkout / example).write_text("# the example as pinned\n")
+    monkeypatch.setenv("CUTLASS_DIR", str(checkout))
+    with_checkout = provenance.kernel_source_hash("cutlass_hopper_dense_gemm")
+    recorded = provenance.upstream_of("cutlass_hopper_dense_gemm")
+    assert recorded == Upstream(example, provenance.read_pin(REPO_ROOT).commit,
+                                hashlib.sha256(b"# the example as pinned\n").hexdigest())  # fmt: skip
+    assert status_mod.upstream_changed(recorded) is None
+    (checkout / example).write_text("# edited locally\n")
+    assert "differs from the recorded one" in (status_mod.upstream_changed(recorded) or "")
+    monkeypatch.setenv("CUTLASS_DIR", str(tmp_path / "no-checkout"))
+    assert provenance.kernel_source_hash("cutlass_hopper_dense_gemm") == with_checkout
+    assert status_mod.upstream_changed(recorded) is None
+    assert provenance.upstream_of("cutlass_hopper_dense_gemm").sha256 is None  # type: ignore[union-attr]
+
+
+# --- the runner --------------------------------------------------------------------------------
+
+
 def test_runner_survives_raise_hang_and_segfault(fake_env: Path) -> None:
-    targets = [Target(k, "n8-float32", ["p.md"]) for k in ("fake_good", "fake_raises", "fake_hangs", "fake_segfaults", "no_such")]
-    outcomes = {o.kernel: o for o in verify(targets, timeout=20)}
+    targets = [Target(k, "n8-float32", ["p.md"]) for k in ("fake_good", "fake_raises", "fake_segfaults", "no_such")]
+    outcomes = {o.subject.split("/")[0]: o for o in verify(targets, timeout=60)}
     assert outcomes["fake_good"].status == "compile-verified"
     assert outcomes["fake_raises"].status == "failed" and "deliberate failure" in outcomes["fake_raises"].reason
-    assert outcomes["fake_hangs"].status == "failed" and "timed out" in outcomes["fake_hangs"].reason
     assert outcomes["fake_segfaults"].status == "failed" and "SIGSEGV" in outcomes["fake_segfaults"].reason
     assert outcomes["no_such"].status == "failed" and "unknown kernel" in outcomes["no_such"].reason
+    hung = verify([Target("fake_hangs", "n8-float32")], timeout=3)
+    assert hung[0].status == "failed" and "timed out after 3s (process tree killed)" in hung[0].reason
     # Only the good one wrote a record, and a second pass finds it fresh without re-running.
-    assert [r["kernel"] for r in all_records(fake_env)] == ["fake_good"]
-    again = verify([Target("fake_good", "n8-float32")], timeout=20)
-    assert again[0].status == "fresh"
+    assert [r.kernel for r in all_records(fake_env)] == ["fake_good"]
+    assert verify([Target("fake_good", "n8-float32")], timeout=60)[0].status == "fresh"
 
 
-def _site(tmp_path: Path, kernel: str = "fake_good") -> Path:
+def test_a_timeout_kills_the_whole_process_tree(tmp_path: Path) -> None:
+    from mla_var3.evidence.verify import _child_json
+
+    pid_file = tmp_path / "grandchild.pid"
+    script = ("import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+              f"open({str(pid_file)!r}, 'w').write(str(p.pid)); time.sleep(60)")  # fmt: skip
+    data, why = _child_json([sys.executable, "-c", script], timeout=3)
+    assert data is None and "process tree killed" in why
+    stat = Path(f"/proc/{int(pid_file.read_text())}/stat")
+    time.sleep(0.2)
+    assert not stat.exists() or stat.read_text().split(") ")[1].startswith("Z")  # gone, or a zombie not yet reaped
+
+
+def test_an_unwritable_archive_fails_before_any_work(tmp_path: Path) -> None:
+    from mla_var3.evidence.__main__ import main
+
+    assert main(["verify", "--archive", str(tmp_path / "missing" / "out.tar.gz"), "--docs", str(tmp_path)]) == 2
+    assert main(["export", str(tmp_path / "missing" / "out.tar.gz")]) == 2
+
+
+# --- migration ---------------------------------------------------------------------------------
+
+
+def test_migration_keeps_every_measured_value(tmp_path: Path) -> None:
+    from mla_var3.evidence.migrate import upgrade
+
+    new = parse(Record, run_data(), "r")
+    old = dump(new) | {"schema_version": 1, "harness_hash": None}
+    old["ceilings"] = {"copy_bytes_per_s": 4.2e12, "matmul_flops_per_s": 7.0e14, "copy_method": "c", "matmul_method": "m"}
+    old["roofline"] = {"flops": 8, "bytes": 64, "pct_of_copy_ceiling": 123.0}
+    old["compile"] |= {"entry": "/root/.cache/mla_var3/compile/k"}
+    old["annotation"] = {"date": "2026-11-30T00:00:00+00:00", "trace": "/tmp/trace.json"}
+    for key in ("flops", "bytes", "upstream"):
+        del old[key]
+    migrated = parse(Record, upgrade(old, "old"), "migrated")
+    assert migrated.timing == new.timing and migrated.correctness == new.correctness and migrated.clocks == new.clocks
+    assert [(c.name, c.value) for c in migrated.ceilings or []] == [("copy", 4.2e12), ("matmul_bfloat16", 7.0e14)]
+    assert (migrated.flops, migrated.bytes, migrated.harness_hash) == (8, 64, None)
+    assert migrated.compile.key == "k" and migrated.annotation is not None
+
+
+# --- the gate ----------------------------------------------------------------------------------
+
+
+def _site(tmp_path: Path, item: str, status: str = "draft") -> Path:
     docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "page.md").write_text(
-        textwrap.dedent(f"""\
+    (docs / "knowledge").mkdir(parents=True)
+    (docs / "knowledge" / "tags.yml").write_text("gemm: matrix multiply\n")
+    (docs / "page.md").write_text(textwrap.dedent(f"""\
         ---
         id: page
+        title: Page
+        kind: optimization
+        scope: shared
+        arch: [sm_100a]
+        tags: [gemm]
+        status: {status}
         evidence:
-          - {{kernel: {kernel}, config: n8-float32}}
+          - {item}
         ---
         # Page
-        """)
-    )
+
+        {{{{ evidence("fake_good", "n8-float32") }}}}
+        """))
     return docs
 
 
 def test_gate_missing_then_verified_then_stale_after_a_one_line_change(fake_env: Path, tmp_path: Path) -> None:
-    # A plan module of our own in tmp, so the mutation does not touch the repository.
     src = tmp_path / "mut" / "mutable_plan.py"
     src.parent.mkdir()
     src.write_text("from fake_plans import GoodPlan\n\n\nclass MutablePlan(GoodPlan):\n    name = 'fake_mutable'\n\n\nPLANS = (MutablePlan,)\n")
     os.environ["PYTHONPATH"] = os.pathsep.join([str(src.parent), os.environ["PYTHONPATH"]])
     os.environ["MLA_VAR3_EXTRA_PLANS"] = "fake_plans,mutable_plan"
-    import sys
-
     sys.path.insert(0, str(src.parent))
     try:
         registry.all_plans.cache_clear()
-        docs = _site(tmp_path, "fake_mutable")
-        assert gate(docs) == ["page.md: fake_mutable/n8-float32 is missing: no record; run `nox -s verify-snippets`"]
-        assert [o.status for o in verify(collect(docs), timeout=60)] == ["compile-verified"]
+        docs = _site(tmp_path, "{kernel: fake_mutable, config: n8-float32}")
+        assert gate(docs) == ["docs/page.md:10: kernel fake_mutable, config n8-float32 is missing: no record; run `nox -s verify-snippets`"]
+        assert [o.status for o in verify(collect(docs), only="fake_*", timeout=60)] == ["compile-verified"]
         status_mod.current_hash.cache_clear()
         assert gate(docs) == []
-        assert "Compile-verified" in render_evidence_block("fake_mutable", "n8-float32")
         src.write_text(src.read_text().replace("'fake_mutable'", "'fake_mutable'  # one changed line"))
         status_mod.current_hash.cache_clear()
         problems = gate(docs)
-        assert len(problems) == 1 and problems[0].startswith("page.md: fake_mutable/n8-float32 is stale")
-        assert "Stale evidence" in render_evidence_block("fake_mutable", "n8-float32")
+        assert len(problems) == 1 and "fake_mutable, config n8-float32 is stale: compile-sm_100a: fake_mutable's source changed" in problems[0]
     finally:
         sys.path.remove(str(src.parent))
         sys.modules.pop("mutable_plan", None)
 
 
-def test_archive_roundtrip_and_rejections(fake_env: Path, tmp_path: Path) -> None:
-    save(_record(), fake_env)
-    archive = tmp_path / "ev.tar.gz"
-    assert export(fake_env, archive) == 1
-    target = tmp_path / "imported"
-    assert [p.name for p in import_archive(archive, target)] == ["compile-sm_100a.json"]
-    bad = tmp_path / "bad.tar.gz"
-    member = tmp_path / "x.json"
-    member.write_text(json.dumps(_record(kernel="no_such_kernel", config="n8-float32")))
-    with tarfile.open(bad, "w:gz") as tar:
-        tar.add(member, arcname="no_such_kernel/n8-float32/compile-sm_100a.json")
-    with pytest.raises(EvidenceError, match="unknown kernel 'no_such_kernel'"):
-        import_archive(bad, tmp_path / "nothing")
-    assert not (tmp_path / "nothing").exists()
-    with pytest.raises(EvidenceError, match="not a readable evidence archive"):
-        import_archive(member, tmp_path / "nothing")
-
-
-def test_value_rendering_uses_the_record(fake_env: Path) -> None:
-    save(_record(source_hash=status_mod.current_hash("fake_good"), compile={"seconds": 1.5}), fake_env)
-    out = render_evidence_value("fake_good", "n8-float32", "compile.seconds")
-    assert "1.50" in out and "ev-stale" not in out
-    missing = render_evidence_value("fake_good", "n16-float32", "compile.seconds")
-    assert "missing" in missing
-
-
-def _run_record(kernel: str, median_us: float, tc: float | None) -> dict:
-    run = {
-        "mode": "run", "kernel": kernel, "device_slug": "nvidia-h200", "device": {"name": "NVIDIA H200", "slug": "nvidia-h200"},
-        "correctness": {"passed": True, "outputs": []},
-        "timing": {"median_us": median_us, "p10_us": median_us, "p90_us": median_us, "n": 200},
-        "ceilings": {"copy_bytes_per_s": 4.2e12, "matmul_flops_per_s": 7.0e14},
-        "roofline": {"flops_per_s": 1.0, "bytes_per_s": 1.0, "pct_of_copy_ceiling": 1.0, "pct_of_matmul_ceiling": 1.0},
-        "analysis": {"resources": [{"registers": 168, "static_smem_bytes": 1024}], "dynamic_smem_bytes": 230400},
-    }
-    if tc is not None:
-        run["ncu"] = {"date": "2026-11-30", "tc_pct": tc, "dram_throughput_pct": 20.0, "achieved_occupancy_pct": 18.7,
-                      "registers_per_thread": 168, "smem_per_block_bytes": 231424}
-    return _record(**run)
-
-
-def test_comparison_table_from_records(fake_env: Path) -> None:
-    from mla_var3.evidence.compare import comparison_table
-
-    save(_run_record("fake_good", 100.0, 90.5), fake_env)
-    save(_run_record("fake_raises", 110.0, None), fake_env)
-    table = comparison_table(["fake_good", "fake_raises"], "n8-float32")
-    lines = table.splitlines()
-    assert lines[0].startswith("| kernel | runtime µs | TC % | DRAM %")
-    assert "| `fake_good` | 100.00 | 90.5 | 20.0 | 18.7 | 168 | 226.0 | baseline |" in lines[2]
-    assert "| `fake_raises` | 110.00 | – | – | – | 168 | 226.0 | +10.0 % time |" in lines[3]
-    with pytest.raises(EvidenceError, match="no run record for fake_hangs/n8-float32"):
-        comparison_table(["fake_hangs"], "n8-float32")
-
-
-def test_roofline_figure_from_run_records(fake_env: Path) -> None:
-    import base64
-
-    from mla_var3.evidence.render import render_roofline
-
-    record = _run_record("fake_good", 100.0, None)
-    record["roofline"] |= {"flops": 2 * 4096**3, "bytes": 3 * 4096**2 * 2}
-    save(record, fake_env)
-    html_out = render_roofline([("fake_good", "n8-float32"), ("fake_raises", "n8-float32")])
-    svg = base64.b64decode(html_out.split("base64,", 1)[1].split('"', 1)[0]).decode()
-    assert svg.lstrip().startswith("<?xml") and "fake_good n8-float32" in svg
-    assert "no run records" in render_roofline([("fake_raises", "n8-float32")])
-
-
-def test_evidence_block_shows_profile_sections(fake_env: Path) -> None:
-    record = _run_record("fake_good", 100.0, 90.5)
-    record["ncu"] |= {"duration_ns": 99_000.0, "top_stalls": [["long_scoreboard", 1.5]], "sm_clock_hz": 1.4e9}
-    record["sanitizer"] = {"date": "2026-11-30", "shape": {"n": 8}, "passed": True,
-                           "tools": {"memcheck": {"passed": True, "errors": 0, "allowed": 0}}}
-    record["source_hash"] = status_mod.current_hash("fake_good")
-    save(record, fake_env)
-    block = render_evidence_block("fake_good", "n8-float32")
-    assert "Run-verified" in block
-    assert "| 99.00 | – | 90.5 | 20.0 | 18.7 | 168 | 231,424 | – | long_scoreboard 1.50 |" in block
-    assert "SM clock seen 1400 MHz" in block
-    assert "memcheck: clean (0 errors, 0 allowed)" in block
-
-
-def test_gate_rejects_a_status_the_evidence_does_not_back(fake_env: Path, tmp_path: Path) -> None:
-    docs = _site(tmp_path)
-    page = docs / "page.md"
-    page.write_text(page.read_text().replace("id: page\n", "id: page\nstatus: run-verified\n"))
-    save(_record(source_hash=status_mod.current_hash("fake_good")), fake_env)
-    assert gate(docs) == ["page.md: status run-verified but its evidence is compile-verified"]
-    page.write_text(page.read_text().replace("status: run-verified", "status: compile-verified"))
-    assert gate(docs) == []
-    (docs / "bare.md").write_text("---\nid: bare\nstatus: compile-verified\n---\n# Bare\n")
-    assert gate(docs) == ["bare.md: status compile-verified but no evidence is listed"]
-
-
-def test_value_units_for_percentages_and_fractions(fake_env: Path) -> None:
-    record = _run_record("fake_good", 100.0, 97.96)
-    record["annotation"] = {"date": "2026-11-30", "timeline": {"overlap": {"overlap_fraction": 0.9747}}}
-    record["source_hash"] = status_mod.current_hash("fake_good")
-    save(record, fake_env)
-    assert ">97.96 %<" in render_evidence_value("fake_good", "n8-float32", "ncu.tc_pct")
-    assert ">97.47 %<" in render_evidence_value("fake_good", "n8-float32", "annotation.timeline.overlap.overlap_fraction")
-
-
-def test_records_from_two_devices_merge_on_the_page(fake_env: Path) -> None:
-    fresh = status_mod.current_hash("fake_good")
-    save(_record(source_hash=fresh), fake_env)  # compile-sm_100a from a CPU machine
-    save(_run_record("fake_good", 100.0, None) | {"source_hash": fresh}, fake_env)  # a run on the H200
-    status = status_mod.status_of("fake_good", "n8-float32")
-    assert status.status == "run-verified" and len(status.records) == 2
-    block = render_evidence_block("fake_good", "n8-float32")
-    rows = [line for line in block.splitlines() if line.strip().startswith("| NVIDIA H200") or "compile-only (" in line]
-    assert len(rows) == 2, block
+def test_gate_checks_groups_and_status_claims(fake_env: Path, tmp_path: Path) -> None:
+    docs = _site(tmp_path, "{group: no_such_group, config: n8-float32}", status="run-verified")
+    problems = gate(docs)
+    assert any("group no_such_group, config n8-float32 is missing: unknown group 'no_such_group'" in p for p in problems)
+    assert any("status 'run-verified' but the evidence of group no_such_group" in p for p in problems)

@@ -1,74 +1,101 @@
-"""The workflow's comparison table (runtime, TC %, DRAM %, occupancy, registers, SMEM) from records.
+"""The workflow's comparison table, from a comparison group's record (one process, one GPU, one run).
 
-``python -m mla_var3.evidence compare hopper_gemm_ws cublas_gemm --config m8192-n8192-k8192-bfloat16``
-prints Markdown for a devlog. The first kernel is the baseline of the "difference" column.
-Every cell comes from a record; a value a record lacks shows as "–".
+Columns: runtime, TC %, DRAM %, occupancy, registers/thread, SMEM/block, the difference as the
+member's speedup over the group's reference (with its interval and verdict), notes. Runtime
+and difference come from the group record; registers and SMEM from the cubin analysis of the
+group run; TC, DRAM and occupancy from the ncu section of the member's own run record where it
+has one (a separate run: the note says so and gives its date). A stale member's row says so.
+
+``python -m mla_var3.evidence compare gemm_bf16 --config m8192-n8192-k8192-bfloat16`` prints it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import numpy as np
 
-from mla_var3.evidence.schema import EvidenceError
-from mla_var3.evidence.store import records_for
+from mla_var3.evidence.formats import MISSING, fmt, stale_cell
+from mla_var3.evidence.model import GroupRecord, MemberResult, NcuSection
+from mla_var3.evidence.stats import MAX_HALF_WIDTH
+from mla_var3.evidence.status import record_staleness, staleness
+from mla_var3.evidence.store import group_records_for, records_for
+from mla_var3.evidence.typed import EvidenceError
 from mla_var3.kernel.plan import config_slug
+from mla_var3.knowledge.tables import markdown_table
 
-COLUMNS = ("kernel", "runtime µs", "TC %", "DRAM %", "occupancy %", "registers/thread", "SMEM/block KB", "difference", "notes")
-
-
-def _run_record(kernel: str, config: str, device: str | None) -> dict[str, Any]:
-    runs = [r for r in records_for(kernel, config) if r["mode"] == "run" and (device is None or r["device_slug"] == device)]
-    if not runs:
-        raise EvidenceError(f"no run record for {kernel}/{config}" + (f" on {device}" if device else "") + "; verify it on a GPU first")
-    return runs[0]
+COLUMNS = ("member", "runtime µs (p10–p90)", "TC %", "DRAM %", "occupancy %", "registers/thread", "SMEM/block KB",
+           "difference", "notes")  # fmt: skip
 
 
-def _cell(value: float | None, digits: int = 1) -> str:
-    return "–" if value is None else f"{value:,.{digits}f}"
+def latest(records: list[GroupRecord]) -> GroupRecord:
+    return max(records, key=lambda r: r.date)
 
 
-def comparison_rows(kernels: list[str], config: str, device: str | None = None) -> list[dict[str, Any]]:
-    """One row per kernel: the numbers behind the table, as plain values."""
-    rows = []
-    for kernel in kernels:
-        r = _run_record(kernel, config, device)
-        ncu = r.get("ncu") or {}
-        res = ((r.get("analysis") or {}).get("resources") or [{}])[0]
-        dyn = (r.get("analysis") or {}).get("dynamic_smem_bytes")
-        smem = ncu.get("smem_per_block_bytes")
-        if smem is None and res.get("static_smem_bytes") is not None:
-            smem = res["static_smem_bytes"] + (dyn or 0)
-        clocks = r.get("clocks") or {}
-        before, after = (clocks.get("before") or {}).get("sm_mhz"), (clocks.get("after") or {}).get("sm_mhz")
-        notes = [config_slug(r["tuning"]) if r["tuning"] else "", f"SM clock {_cell(before, 0)} → {_cell(after, 0)} MHz around the timing"]
-        rows.append({
-            "kernel": kernel,
-            "runtime_us": r["timing"]["median_us"],
-            "tc_pct": ncu.get("tc_pct"),
-            "dram_pct": ncu.get("dram_throughput_pct"),
-            "occupancy_pct": ncu.get("achieved_occupancy_pct"),
-            "registers": ncu.get("registers_per_thread") or res.get("registers"),
-            "smem_kb": smem / 1024 if smem is not None else None,
-            "notes": "; ".join(n for n in notes if n),
-            "device": r["device"]["name"],
-            "date": r["date"][:10],
-            "git_sha": r["git_sha"][:10],
-        })
-    return rows
+def member_staleness(record: GroupRecord, member: MemberResult) -> str | None:
+    return staleness(member.kernel, member.source_hash, record.harness_hash, "run", member.upstream)
 
 
-def comparison_table(kernels: list[str], config: str, device: str | None = None) -> str:
-    rows = comparison_rows(kernels, config, device)
-    base = rows[0]["runtime_us"]
-    out = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    for row in rows:
-        diff = "baseline" if row is rows[0] else f"{100 * (row['runtime_us'] / base - 1):+.1f} % time"
-        out.append("| " + " | ".join([
-            f"`{row['kernel']}`", _cell(row["runtime_us"], 2), _cell(row["tc_pct"]), _cell(row["dram_pct"]),
-            _cell(row["occupancy_pct"]), _cell(row["registers"], 0), _cell(row["smem_kb"]), diff, row["notes"],
-        ]) + " |")
-    first = rows[0]
-    out.append("")
-    out.append(f"Config `{config}` on {first['device']}; records dated {', '.join(sorted({r['date'] for r in rows}))}, "
-               f"commits {', '.join(sorted({r['git_sha'] for r in rows}))}. TC/DRAM/occupancy from ncu sections (–: not profiled).")
-    return "\n".join(out)
+def _ncu(member: MemberResult) -> tuple[NcuSection | None, str]:
+    """The ncu section of the member's own run record, and a note saying where it came from."""
+    for r in records_for(member.kernel, member.config):
+        if r.mode == "run" and r.ncu is not None:
+            stale = record_staleness(r)
+            return r.ncu, f"ncu: its run record of {r.ncu.date[:10]}, a separate run" + (f" ({stale})" if stale else "")
+    return None, ""
+
+
+def _median(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return float(np.median(present)) if present else None
+
+
+def member_row(record: GroupRecord, member: MemberResult) -> list[str]:
+    ncu, ncu_note = _ncu(member)
+    analysis = member.analysis
+    regs = analysis.registers() if analysis else None
+    smem = analysis.smem_per_block_bytes() if analysis else None
+    if regs is None and ncu is not None:
+        regs = ncu.registers_per_thread
+    if smem is None and ncu is not None:
+        smem = ncu.smem_per_block_bytes
+    sm = _median([r.clocks[member.member].sm_mhz for r in record.rounds])
+    power = _median([r.clocks[member.member].power_w for r in record.rounds])
+    t = member.timing
+    notes = [config_slug(member.tuning) if member.tuning else "", f"{member.dtype}" if member.config != record.config else "",
+             f"SM {fmt(sm, 0)} MHz, {fmt(power, 0)} W (NVML medians after its launches)", ncu_note]  # fmt: skip
+    difference = "reference" if member.speedup is None else member.speedup.text()
+    return [
+        stale_cell(f"`{member.member}`", member_staleness(record, member)),
+        f"{fmt(t.median_us, 2)} ({fmt(t.p10_us, 2)}–{fmt(t.p90_us, 2)})",
+        fmt(ncu.tc_pct) if ncu else MISSING,
+        fmt(ncu.dram_throughput_pct) if ncu else MISSING,
+        fmt(ncu.achieved_occupancy_pct) if ncu else MISSING,
+        fmt(regs, 0),
+        fmt(smem / 1024 if smem is not None else None),
+        difference,
+        "; ".join(n for n in notes if n),
+    ]
+
+
+def caption(record: GroupRecord) -> str:
+    device = record.device
+    return (
+        f"Group `{record.group}` at `{record.config}`: every member timed in one process on {device.name} "
+        f"(GPU UUID {device.uuid.split('-')[0] if device.uuid else MISSING}…), {len(record.rounds)} rounds of "
+        f"{record.launches_per_round} launches each, order rotated every round; {record.date[:10]}, commit "
+        f"{record.git_sha[:10]}. Difference = t(`{record.reference}`) / t(member): the geometric mean of per-round "
+        f"ratios with its 95 % bootstrap interval; faster or slower only when the interval excludes 1, "
+        f"inconclusive when wider than ±{MAX_HALF_WIDTH:.0%}."
+    )
+
+
+def record_table(record: GroupRecord) -> str:
+    lines = markdown_table(COLUMNS, [member_row(record, m) for m in record.members])
+    return "\n".join([*lines, "", caption(record)])
+
+
+def group_table(group: str, config: str) -> str:
+    """The table of the latest record of ``group`` at ``config``."""
+    records = group_records_for(group, config)
+    if not records:
+        raise EvidenceError(f"no record of group {group} at {config}; run `python -m mla_var3.evidence verify` on a GPU")
+    return record_table(latest(records))

@@ -1,4 +1,13 @@
-"""Where a result came from: git commit, versions, source hash; and building a record from a run."""
+"""Where a result came from: git commit, versions, the source and harness hashes; records built from runs.
+
+- **Source hash** of a kernel: its plan's import closure (:mod:`mla_var3.kernel.fingerprint`),
+  the DSL version, and for an imported plan the CUTLASS example named by **path and pinned
+  commit** -- not by the file's bytes, so a clone without ``third_party/cutlass`` computes the
+  same hash. The example's SHA-256 is kept beside it in the record (:class:`Upstream`) and
+  compared only where a checkout exists (:mod:`mla_var3.evidence.status`).
+- **Harness hash**: the code that checks, times and measures ceilings (:data:`HARNESS_FILES`).
+  A run record or group record made by other harness code is stale.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +16,30 @@ import os
 import platform
 import subprocess
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
-from mla_var3.evidence.schema import SCHEMA_VERSION
-from mla_var3.evidence.store import ROOT
+from mla_var3.evidence.model import (
+    SCHEMA_VERSION,
+    AnnotationSection,
+    NcuSection,
+    Record,
+    SanitizerSection,
+    Upstream,
+    scrub_paths,
+)
+from mla_var3.evidence.typed import dump, parse
+from mla_var3.kernel.fingerprint import import_closure, source_hash
+from mla_var3.profile.timeline import timeline_from_svg
+from mla_var3.project import REPO_ROOT, cutlass_dir, dsl_version, read_pin
 
-
-def dsl_version() -> str:
-    try:
-        return metadata.version("nvidia-cutlass-dsl")
-    except metadata.PackageNotFoundError:
-        return "absent"
+HARNESS_FILES = (
+    "mla_var3/kernel/bench.py",
+    "mla_var3/kernel/check.py",
+    "mla_var3/kernel/runner.py",
+    "mla_var3/evidence/group_run.py",
+    "mla_var3/evidence/stats.py",
+)
 
 
 def versions() -> dict[str, str | None]:
@@ -41,9 +63,9 @@ def git_sha() -> str:
     if env:
         return env
     try:
-        sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        sha = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
         dirty = subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "mla_var3"],
+            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no", "mla_var3"],
             capture_output=True, text=True, check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
@@ -51,30 +73,49 @@ def git_sha() -> str:
     return sha + ("-dirty" if dirty else "")
 
 
-def kernel_source_hash(kernel: str) -> str:
-    """Hash of the kernel's import closure, its upstream example (imported plans) and the DSL version."""
-    from mla_var3.kernel.fingerprint import plan_fingerprint
+def upstream_of(kernel: str) -> Upstream | None:
+    """The CUTLASS example an imported plan loads: path, pinned commit, and its SHA-256 if the checkout has it."""
     from mla_var3.kernel.registry import get_plan
 
-    digest = hashlib.sha256()
-    digest.update(plan_fingerprint(get_plan(kernel)).encode())
-    digest.update(f"\0nvidia-cutlass-dsl=={dsl_version()}".encode())
-    return digest.hexdigest()
+    example = get_plan(kernel).upstream_example()
+    if example is None:
+        return None
+    path = cutlass_dir(REPO_ROOT) / example
+    digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    return Upstream(example, read_pin(REPO_ROOT).commit, digest)
 
 
-def build_record(result: dict[str, Any], source_hash: str, sha: str) -> dict[str, Any]:
-    """An evidence record from a kernel-lab RunResult (``RunResult.to_dict()``)."""
-    if result["mode"] == "run":
-        device = dict(result["device"])
-        slug = device["slug"]
-    else:
-        device = {"name": None, "compiled_on": platform.node() or "cpu", "gpu": result.get("device")}
-        slug = f"compile-{result['arch']}"
-    return {
+def kernel_source_hash(kernel: str) -> str:
+    """The kernel's import closure, the DSL version and (imported plans) its example's path at the pin."""
+    from mla_var3.kernel.registry import get_plan
+
+    plan = get_plan(kernel)
+    extra = [f"plan:{plan.__module__}.{plan.__qualname__}", f"nvidia-cutlass-dsl=={dsl_version()}"]
+    example = plan.upstream_example()
+    if example is not None:
+        extra.append(f"upstream:{example}@{read_pin(REPO_ROOT).commit}")
+    return source_hash(import_closure(plan.source_files()), extra)
+
+
+def harness_hash(root: Path = REPO_ROOT) -> str:
+    """Hash of the code that checks, times and measures ceilings (:data:`HARNESS_FILES` under ``root``)."""
+    return source_hash([root / f for f in HARNESS_FILES], ["harness"], root)
+
+
+def record_from_run(result: dict[str, Any], source: str, harness: str | None, sha: str, upstream: Upstream | None) -> Record:
+    """A checked :class:`Record` from a kernel-lab ``RunResult.to_dict()``.
+
+    The one place names differ between the kernel layer and records: the run's ``shape_key``
+    is the record's ``config``, its ``config`` (the tuning) the record's ``tuning``, its
+    ``check`` the record's ``correctness``. Machine-local paths are cut to file names.
+    """
+    run = result["mode"] == "run"
+    device = result.get("device") or {}
+    data = {
         "schema_version": SCHEMA_VERSION,
         "kernel": result["kernel"],
         "config": result["shape_key"],
-        "device_slug": slug,
+        "device_slug": device["slug"] if run else f"compile-{result['arch']}",
         "mode": result["mode"],
         "mode_reason": result["mode_reason"],
         "arch": result["arch"],
@@ -83,17 +124,40 @@ def build_record(result: dict[str, Any], source_hash: str, sha: str) -> dict[str
         "shape": result["shape"],
         "tuning": result["config"],
         "data": result["data"],
-        "source_hash": source_hash,
+        "source_hash": source,
+        "harness_hash": harness if run else None,
+        "upstream": upstream,
         "git_sha": sha,
         "date": result["date"],
-        "versions": versions() | {"cuda": (result.get("device") or {}).get("cuda"), "driver": (result.get("device") or {}).get("driver")},
-        "device": device,
-        "compile": result["compile"],
+        "versions": versions() | {"cuda": device.get("cuda"), "driver": device.get("driver")},
+        "device": device if run else {"compiled_on": platform.node() or "cpu"},
+        "compile": {k: v for k, v in result["compile"].items() if k != "entry"},
         "analysis": result.get("analysis"),
+        "flops": result["flops"],
+        "bytes": result["bytes"],
         "correctness": result.get("check"),
         "timing": result.get("timing"),
         "ceilings": result.get("ceilings"),
-        "roofline": result.get("roofline") and result["roofline"] | {"flops": result["flops"], "bytes": result["bytes"]},
         "clocks": result.get("clocks"),
         "notes": result.get("notes", []),
-    } | dict(result.get("profile") or {})
+    }
+    return parse(Record, scrub_paths(dump(data)), f"run of {result['kernel']}/{result['shape_key']}")
+
+
+SECTION_TYPES = {"ncu": NcuSection, "sanitizer": SanitizerSection, "annotation": AnnotationSection}
+
+
+def section_from_profile(name: str, payload: dict[str, Any], sha: str) -> NcuSection | SanitizerSection | AnnotationSection:
+    """A record section from a ``--prof_type`` result (``RunResult.profile[name]``), checked.
+
+    Paths are cut to file names and the annotation's trace file (left on the measuring machine)
+    is dropped. A timeline kept as a picture only is read back into spans
+    (:func:`~mla_var3.profile.timeline.timeline_from_svg`): records keep data, pages draw it.
+    """
+    data = dict(payload) | {"git_sha": sha}
+    if name == "annotation":
+        data.pop("trace", None)
+        timeline = data.get("timeline")
+        if isinstance(timeline, dict) and "svg" in timeline:
+            data["timeline"] = timeline_from_svg(timeline["svg"])
+    return parse(SECTION_TYPES[name], scrub_paths(dump(data)), f"{name} section")

@@ -1,4 +1,9 @@
-"""Where records live and how they are written: ``evidence/<kernel>/<config>/<device>.json``, atomically."""
+"""Where records live and how they are read and written, atomically and checked.
+
+``evidence/<kernel>/<config>/<device>.json`` for a kernel, ``evidence/groups/<group>/<config>/<device>.json``
+for a comparison group (:mod:`mla_var3.evidence.model`). Reading checks every field and that the
+record lies where it says; a problem is an :class:`EvidenceError` naming the file.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +11,35 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
-from mla_var3.evidence.schema import EvidenceError, load, validate
+from mla_var3.evidence.model import GROUPS_DIR, GroupRecord, Record, record_from_json, record_to_json
+from mla_var3.evidence.typed import EvidenceError, dumps
+from mla_var3.project import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
+AnyRecord = Record | GroupRecord
 
 
 def evidence_dir() -> Path:
     """The evidence folder (``$MLA_VAR3_EVIDENCE_DIR`` overrides, for tests and GPU staging)."""
-    return Path(os.environ.get("MLA_VAR3_EVIDENCE_DIR", ROOT / "evidence"))
+    return Path(os.environ.get("MLA_VAR3_EVIDENCE_DIR", REPO_ROOT / "evidence"))
+
+
+def relative_path(record: AnyRecord) -> Path:
+    """Where a record belongs under the evidence folder."""
+    if isinstance(record, GroupRecord):
+        return Path(GROUPS_DIR, record.group, record.config, f"{record.device_slug}.json")
+    return Path(record.kernel, record.config, f"{record.device_slug}.json")
 
 
 def record_path(kernel: str, config: str, device_slug: str, base: Path | None = None) -> Path:
     return (base or evidence_dir()) / kernel / config / f"{device_slug}.json"
+
+
+def record_files(base: Path | None = None) -> list[Path]:
+    """Every record file: ``<kernel>/<config>/<device>.json`` and ``groups/<group>/<config>/<device>.json``."""
+    root = base or evidence_dir()
+    kernels = [p for p in root.glob("*/*/*.json") if p.relative_to(root).parts[0] != GROUPS_DIR]
+    return sorted(kernels + list(root.glob(f"{GROUPS_DIR}/*/*/*.json")))
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -37,30 +57,46 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def save(record: dict[str, Any], base: Path | None = None) -> Path:
-    """Validate and write one record; returns its path."""
-    validate(record, f"record for {record.get('kernel')}/{record.get('config')}")
-    path = record_path(record["kernel"], record["config"], record["device_slug"], base)
-    write_atomic(path, json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
+def read_json(text: str, where: str) -> AnyRecord:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise EvidenceError(f"{where}: not valid JSON ({exc}); delete it and re-verify") from exc
+    return record_from_json(data, where)
+
+
+def load(path: Path) -> AnyRecord:
+    """Read and check one record file; a malformed or misplaced record is an error naming it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvidenceError(f"{path}: not a readable evidence record ({exc})") from exc
+    record = read_json(text, str(path))
+    expected = relative_path(record)
+    if path.parts[-len(expected.parts) :] != expected.parts:
+        raise EvidenceError(f"{path}: record says {expected.as_posix()} but lies elsewhere; move or re-verify it")
+    return record
+
+
+def save(record: AnyRecord, base: Path | None = None) -> Path:
+    """Write one record where it belongs; returns its path."""
+    path = (base or evidence_dir()) / relative_path(record)
+    write_atomic(path, dumps(record_to_json(record)))
     return path
 
 
-def records_for(kernel: str, config: str, base: Path | None = None) -> list[dict[str, Any]]:
+def records_for(kernel: str, config: str, base: Path | None = None) -> list[Record]:
     """Every device's record for one kernel and config (strict: a bad file raises)."""
     folder = (base or evidence_dir()) / kernel / config
-    return [load(p) for p in sorted(folder.glob("*.json"))] if folder.is_dir() else []
+    return [load(p) for p in sorted(folder.glob("*.json"))] if folder.is_dir() else []  # type: ignore[misc]
 
 
-def all_records(base: Path | None = None) -> list[dict[str, Any]]:
+def group_records_for(group: str, config: str, base: Path | None = None) -> list[GroupRecord]:
+    """Every device's record of one comparison group at one config."""
+    folder = (base or evidence_dir()) / GROUPS_DIR / group / config
+    return [load(p) for p in sorted(folder.glob("*.json"))] if folder.is_dir() else []  # type: ignore[misc]
+
+
+def all_records(base: Path | None = None) -> list[AnyRecord]:
     """Every record under the evidence folder (strict)."""
-    root = base or evidence_dir()
-    return [load(p) for p in sorted(root.glob("*/*/*.json"))]
-
-
-def merge_section(path: Path, section: str, payload: dict[str, Any]) -> None:
-    """Add or replace one profiling section of an existing record, keeping the run."""
-    record = load(path)
-    if "date" not in payload:
-        raise EvidenceError(f"{path}: section {section!r} needs a 'date'")
-    record[section] = payload
-    write_atomic(path, json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
+    return [load(p) for p in record_files(base)]

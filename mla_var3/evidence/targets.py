@@ -1,60 +1,48 @@
-"""What pages cite: ``evidence: [{kernel, config}]`` in front matter, and config keys parsed back to shapes."""
+"""What pages cite: ``evidence: [{kernel, config}]`` and ``[{group, config}]`` in front matter.
+
+Front matter is read by the knowledge layer's one reader
+(:func:`mla_var3.knowledge.frontmatter.parse_front_matter`, YAML only: verification runs on the
+GPU machine, which has no pydantic); the site and the publish gate validate the same items
+through the page model (:mod:`mla_var3.evidence.gate`).
+"""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
-from mla_var3.evidence.schema import EvidenceError
-from mla_var3.kernel.plan import DTYPES
-
-_FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
-_DIM = re.compile(r"^([a-z_]+?)(\d+)$")
+from mla_var3.knowledge.frontmatter import parse_front_matter
 
 
 @dataclass
 class Target:
-    """One kernel x config that at least one page cites."""
+    """One kernel (or, with ``group`` set, one comparison group) x config that pages cite."""
 
     kernel: str
     config: str
     pages: list[str] = field(default_factory=list)
+    group: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"groups/{self.kernel}/{self.config}" if self.group else f"{self.kernel}/{self.config}"
 
 
-def parse_config(config: str) -> tuple[dict[str, int], str]:
-    """``m8192-n8192-k8192-bfloat16`` -> ({m: 8192, n: 8192, k: 8192}, "bfloat16")."""
-    head, _, dtype = config.rpartition("-")
-    if dtype not in DTYPES or not head:
-        raise EvidenceError(f"config {config!r} must look like 'm8192-n8192-bfloat16' (dims, then a dtype of {DTYPES})")
-    shape: dict[str, int] = {}
-    for part in head.split("-"):
-        m = _DIM.match(part)
-        if not m:
-            raise EvidenceError(f"config {config!r}: {part!r} is not <name><integer>")
-        shape[m.group(1)] = int(m.group(2))
-    return shape, dtype
-
-
-def page_meta(path: Path) -> dict:
-    """A page's front matter (empty without one)."""
-    m = _FRONT_MATTER.match(path.read_text())
-    return (yaml.safe_load(m.group(1)) or {}) if m else {}
-
-
-def page_evidence(path: Path) -> list[tuple[str, str]]:
-    """The (kernel, config) pairs a page's front matter cites."""
-    refs = page_meta(path).get("evidence") or []
-    return [(str(r["kernel"]), str(r["config"])) for r in refs if isinstance(r, dict) and "kernel" in r and "config" in r]
+def page_evidence(path: Path) -> list[Target]:
+    """The items a page's front matter cites (malformed items are the site's to report, not verification's)."""
+    front, _ = parse_front_matter(path.read_text(encoding="utf-8"), str(path))
+    out = []
+    for ref in (front.data or {}).get("evidence") or []:
+        if isinstance(ref, dict) and "config" in ref and ("kernel" in ref) != ("group" in ref):
+            out.append(Target(str(ref.get("kernel") or ref.get("group")), str(ref["config"]), group="group" in ref))
+    return out
 
 
 def collect(docs_dir: Path) -> list[Target]:
-    """Every cited kernel x config, with the pages citing it, in a stable order."""
-    found: dict[tuple[str, str], Target] = {}
+    """Every cited kernel x config and group x config, with the pages citing it, in a stable order."""
+    found: dict[tuple[str, str, bool], Target] = {}
     for page in sorted(docs_dir.rglob("*.md")):
-        for kernel, config in page_evidence(page):
-            target = found.setdefault((kernel, config), Target(kernel, config))
+        for ref in page_evidence(page):
+            target = found.setdefault((ref.kernel, ref.config, ref.group), ref)
             target.pages.append(str(page.relative_to(docs_dir)))
     return list(found.values())

@@ -1,8 +1,13 @@
 """Run one plan: pick the arch, compile (cached), analyse, then -- on a matching GPU -- check and time.
 
-Returns a plain :class:`RunResult`; the CLI prints it and the evidence layer files it.
-A kernel whose arch does not match the GPU is never launched: it is compiled for its own
-arch instead and the result says so.
+Returns a plain :class:`RunResult` of JSON-ready values built from the harness's dataclasses
+(``Timing``, ``CheckResult``, ``Ceiling``, ``ClockSample``); the CLI prints it and the evidence
+layer reads it into its typed record. A kernel whose arch does not match the GPU is never
+launched: it is compiled for its own arch instead and the result says so.
+
+Naming: ``config`` is the kernel's tuning (the workflow's ``plan(config)``), ``shape_key`` the
+shape key that evidence records call their ``config``; the record model maps the two in one
+place (:func:`mla_var3.evidence.provenance.record_from_run`).
 """
 
 from __future__ import annotations
@@ -15,8 +20,7 @@ from mla_var3.kernel.arch import Arch, cc_name, check_supported, runnable_arch
 from mla_var3.kernel.device import GpuInfo, detect_gpu
 from mla_var3.kernel.errors import NoGpuError
 from mla_var3.kernel.plan import Config, KernelPlan, Shape, config_slug, shape_slug
-
-DATA_DISTRIBUTION = "standard normal (torch.randn in fp32, cast to the dtype)"
+from mla_var3.profile.roofline import roofline_for_dtype
 
 
 @dataclass
@@ -51,7 +55,7 @@ class RunResult:
     analysis: dict[str, Any] | None = None
     check: dict[str, Any] | None = None
     timing: dict[str, Any] | None = None
-    ceilings: dict[str, Any] | None = None
+    ceilings: list[dict[str, Any]] | None = None
     clocks: dict[str, Any] | None = None
     roofline: dict[str, Any] | None = None
     flops: int = 0
@@ -91,7 +95,7 @@ def choose_target(plan: type[KernelPlan], requested: str | None, compile_only: b
 
 def run_plan(plan: KernelPlan, request: RunRequest) -> RunResult:
     """Compile ``plan`` for its target and, in run mode, check and time it."""
-    plan.validate_shape(request.shape)
+    plan.check_shape(request.shape)
     gpu = detect_gpu()
     arch, mode, reason = choose_target(type(plan), request.arch, request.compile_only, gpu)
     from mla_var3.kernel.compile_cache import compile_cached
@@ -111,7 +115,7 @@ def run_plan(plan: KernelPlan, request: RunRequest) -> RunResult:
         arch=arch.name,
         mode=mode,
         mode_reason=reason,
-        data=getattr(plan, "data_distribution", DATA_DISTRIBUTION),
+        data=plan.data_distribution,
         date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         device=gpu.to_dict() if gpu else None,
         compile=compiled.timing_dict(),
@@ -127,7 +131,7 @@ def run_plan(plan: KernelPlan, request: RunRequest) -> RunResult:
 def _run_on_gpu(plan: KernelPlan, request: RunRequest, compiled: Any, result: RunResult, gpu: GpuInfo) -> None:
     import torch
 
-    from mla_var3.kernel.bench import gpu_clocks, input_sets_for_cold_l2, measure_ceilings, time_launches
+    from mla_var3.kernel.bench import input_sets_for_cold_l2, measure_ceilings, nvml_sample, time_launches
     from mla_var3.kernel.check import compare, poison
 
     kernel = plan.plan(result.config)
@@ -152,19 +156,13 @@ def _run_on_gpu(plan: KernelPlan, request: RunRequest, compiled: Any, result: Ru
     rotation = [(inputs, outputs)] + [
         (plan.prepare_inputs(request.shape), plan.allocate_outputs(inputs, request.shape)) for _ in range(sets - 1)
     ]
-    clocks_before = gpu_clocks()
+    clocks_before = nvml_sample(gpu.uuid)
     launches = [kernel.bind(compiled, *io) for io in rotation]
     timing = time_launches(lambda i: launches[i](), sets, iters=request.iters, warmup=request.warmup)
-    clocks_after = gpu_clocks()
+    clocks_after = nvml_sample(gpu.uuid)
     ceilings = measure_ceilings()
-    seconds = timing.median_us * 1e-6
     result.timing = timing.to_dict()
-    result.ceilings = ceilings.to_dict()
-    result.clocks = {"before": clocks_before, "after": clocks_after}
-    result.roofline = {
-        "flops_per_s": result.flops / seconds,
-        "bytes_per_s": result.bytes / seconds,
-        "pct_of_matmul_ceiling": 100 * result.flops / seconds / ceilings.matmul_flops_per_s,
-        "pct_of_copy_ceiling": 100 * result.bytes / seconds / ceilings.copy_bytes_per_s,
-        "arithmetic_intensity": result.flops / result.bytes if result.bytes else None,
-    }
+    result.ceilings = [asdict(c) for c in ceilings]
+    result.clocks = {"before": asdict(clocks_before), "after": asdict(clocks_after)}
+    result.roofline = roofline_for_dtype(result.flops, result.bytes, timing.median_us * 1e-6, ceilings, plan.dtype).to_dict()
+

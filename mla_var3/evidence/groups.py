@@ -1,0 +1,113 @@
+"""Comparison groups: the kernels that compute the same thing, compared only within one run.
+
+A :class:`Group` names its members (ours, baselines, peers), the **reference** member every
+speedup is measured against (``speedup = t_reference / t_member``, > 1: the member is
+faster), and the shapes, as shape keys whose dtype is the group's. A member may run at another
+dtype (an fp8 kernel beside bf16 ones) and with its own tolerance; each member is checked
+against its plan's reference at its own dtype.
+
+``python -m mla_var3.evidence verify`` verifies every declared group at every shape: it checks
+each member in its own subprocess, then times all members in one process, interleaved in
+rounds (:mod:`mla_var3.evidence.group_run`). Records go to
+``evidence/groups/<group>/<config>/<device>.json``; pages cite them as
+``evidence: [{group: <group>, config: <config>}]`` and through ``speedup()`` and ``compare()``.
+
+To add a group, append it to :data:`GROUPS`; ``tests/test_groups.py`` checks every declaration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mla_var3.evidence.model import NAME, EvidenceError, parse_shape_key, shape_key
+
+GEMM_SHAPES = ("m8192-n8192-k8192", "m4096-n4096-k4096", "m8000-n8008-k8200", "m1024-n1024-k1024")
+
+
+@dataclass(frozen=True)
+class Member:
+    """A kernel in a group; ``name`` (default: the kernel) is how tables and ``speedup()`` call it."""
+
+    kernel: str
+    name: str = ""
+    dtype: str | None = None  # default: the dtype of the group's shape key
+    tolerance: float | None = None  # default: the plan's tolerance for its dtype
+
+    @property
+    def id(self) -> str:
+        return self.name or self.kernel
+
+
+@dataclass(frozen=True)
+class Group:
+    """Members, the reference member's id, the shape keys, and how many launches each round times."""
+
+    name: str
+    description: str
+    reference: str
+    members: tuple[Member, ...]
+    shapes: tuple[str, ...]
+    launches_per_round: int = 20
+    rounds: int = 20
+    max_rounds: int = 60
+
+    def __post_init__(self) -> None:
+        ids = [m.id for m in self.members]
+        if not NAME.match(self.name):
+            raise EvidenceError(f"group {self.name!r}: the name must be snake_case")
+        if len(set(ids)) != len(ids) or len(ids) < 2:
+            raise EvidenceError(f"group {self.name!r}: needs two or more members with distinct names, got {ids}")
+        if self.reference not in ids:
+            raise EvidenceError(f"group {self.name!r}: reference {self.reference!r} is not one of its members {ids}")
+        for config in self.shapes:
+            parse_shape_key(config)
+        if not (self.rounds >= 20 and self.max_rounds >= self.rounds and self.launches_per_round >= 1):
+            raise EvidenceError(f"group {self.name!r}: needs >= 20 rounds, max_rounds >= rounds, launches >= 1")
+
+    def member(self, member_id: str) -> Member:
+        for m in self.members:
+            if m.id == member_id:
+                return m
+        raise EvidenceError(f"group {self.name!r} has no member {member_id!r} (members: {', '.join(m.id for m in self.members)})")
+
+    def member_config(self, member: Member, config: str) -> str:
+        """The shape key a member runs at for the group's ``config`` (its own dtype where it has one)."""
+        shape, dtype = parse_shape_key(config)
+        return shape_key(shape, member.dtype or dtype)
+
+
+GROUPS: tuple[Group, ...] = (
+    Group(
+        "gemm_bf16",
+        "bf16 GEMM, C = A B: our warp-specialized Hopper kernel against cuBLAS "
+        "(CUTLASS's Hopper dense_gemm example rejects bf16)",
+        reference="cublas_gemm",
+        members=(Member("cublas_gemm"), Member("hopper_gemm_ws")),
+        shapes=tuple(f"{s}-bfloat16" for s in GEMM_SHAPES),
+    ),
+    Group(
+        "gemm_fp16",
+        "fp16 GEMM, C = A B: our warp-specialized Hopper kernel and CUTLASS's Hopper dense_gemm example against cuBLAS",
+        reference="cublas_gemm",
+        members=(Member("cublas_gemm"), Member("hopper_gemm_ws"), Member("cutlass_hopper_dense_gemm")),
+        shapes=tuple(f"{s}-float16" for s in GEMM_SHAPES),
+    ),
+    Group(
+        "gemm_data_distribution",
+        "the same cuBLAS bf16 GEMM on standard-normal data and on the small integers CUTLASS's examples use",
+        reference="cublas_gemm",
+        members=(Member("cublas_gemm"), Member("cublas_gemm_small_int")),
+        shapes=("m8192-n8192-k8192-bfloat16",),
+    ),
+)
+
+
+def all_groups() -> dict[str, Group]:
+    return {g.name: g for g in GROUPS}
+
+
+def get_group(name: str) -> Group:
+    groups = all_groups()
+    if name not in groups:
+        raise EvidenceError(f"unknown group {name!r}; declared groups: {', '.join(groups)} (mla_var3/evidence/groups.py)")
+    return groups[name]
