@@ -305,3 +305,26 @@ def test_gate_checks_groups_and_status_claims(fake_env: Path, tmp_path: Path) ->
     problems = gate(docs)
     assert any("group no_such_group, config n8-float32 is missing: unknown group 'no_such_group'" in p for p in problems)
     assert any("status 'run-verified' but the evidence of group no_such_group" in p for p in problems)
+
+
+def test_real_profiler_results_become_checked_sections_without_local_paths() -> None:
+    """What ``--prof_type`` hands over (real H200 captures parsed by the profile layer) files as typed sections."""
+    from mla_var3.profile.annotation import summarize_trace
+    from mla_var3.profile.ncu import parse_ncu_csv
+    from mla_var3.profile.sanitizer import SanitizerResult, judge
+    from mla_var3.profile.timeline import Span, Timeline
+
+    captures = Path(__file__).parent / "fixtures" / "profile"
+    ncu = parse_ncu_csv((captures / "h200" / "ncu_raw_hopper_gemm_h200.csv").read_text())[0]
+    ncu.command = ["/usr/local/cuda/bin/ncu", "--log-file", "/tmp/ncu-x/ncu.csv", "/opt/venv/bin/python"]
+    payload = ncu.to_dict() | {"shape": {"m": 8192}, "clock_control": "none", "date": "2026-11-30T10:37:30+00:00"}
+    section = provenance.section_from_profile("ncu", payload, "abc")
+    assert section.tc_pct == ncu.tc_pct and section.command == ["ncu", "--log-file", "ncu.csv", "python"]
+    racecheck = judge("racecheck", (captures / "h200" / "racecheck_hopper_h200.txt").read_text(), 0)
+    sanitizer = SanitizerResult({"racecheck": racecheck}).to_dict() | {"date": "2026-11-30T10:38:17+00:00", "shape": {"m": 128}}
+    assert provenance.section_from_profile("sanitizer", sanitizer, "abc").passed == racecheck.passed
+    timeline = Timeline.of([Span(0, "p", "tma_issue", 0, 0, 9)], None, "t")
+    annotation = {"trace": "/tmp/k-trace.json", "summary": summarize_trace(captures / "kineto_trace.json").to_dict(),
+                  "timeline": timeline, "date": "2026-11-30T10:38:32+00:00"}  # fmt: skip
+    kept = provenance.section_from_profile("annotation", dump(annotation), "abc")
+    assert kept.timeline == timeline and kept.summary is not None and "trace" not in dump(kept)

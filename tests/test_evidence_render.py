@@ -152,3 +152,31 @@ def test_roofline_points_are_read_against_their_own_runs(fake_env: Path) -> None
     assert "fake_raises/n8-float32 is stale" in problem.value.message
     with pytest.raises(ClaimProblem, match="no run record"):
         render.render_roofline([("fake_hangs", "n8-float32")])
+
+
+def test_verify_checks_each_member_then_files_one_group_record(pair: Group, fake_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    from mla_var3.evidence import verify as verify_mod
+    from mla_var3.evidence.typed import dump
+    from mla_var3.kernel.device import GpuInfo
+
+    gpu = GpuInfo("NVIDIA H200", (10, 0), H200.uuid or "", 132, 50 << 20, None, None, "torch")  # runs the fakes' sm_100a
+    calls: list[str] = []
+    bad = CheckResult((OutputCheck("c", 8, 0.5, 9.0, 0, 1e-2),))
+
+    def child(command: list[str], timeout: float) -> tuple[dict | None, str]:
+        calls.append(" ".join(command[3:]))
+        if command[3] == "check-member":
+            check = bad if command[6] == "fake_raises" and failing else CHECK
+            return {"mode": "run", "mode_reason": "runs", "check": dump(check)}, ""
+        return dump(_group_run(1.05)), ""
+
+    monkeypatch.setattr(verify_mod, "_child_json", child)
+    failing = True
+    outcome = verify_mod.verify_group(pair, "n8-float32", gpu, False, 60, None)
+    assert outcome.status == "failed" and "member fake_raises failed its correctness check" in outcome.reason
+    assert calls == ["check-member fake_pair n8-float32 fake_good", "check-member fake_pair n8-float32 fake_raises"]
+    failing = False
+    outcome = verify_mod.verify_group(pair, "n8-float32", gpu, False, 60, None)
+    assert outcome.status == "run-verified" and "fake_raises 1.0" in outcome.reason and calls[-1] == "time-group fake_pair n8-float32"
+    assert status_mod.group_status("fake_pair", "n8-float32").status == "run-verified"
+    assert verify_mod.verify_group(pair, "n8-float32", gpu, False, 60, None).status == "fresh"
