@@ -223,10 +223,20 @@ def test_a_timeout_kills_the_whole_process_tree(tmp_path: Path) -> None:
     assert not stat.exists() or stat.read_text().split(") ")[1].startswith("Z")  # gone, or a zombie not yet reaped
 
 
-def test_an_unwritable_archive_fails_before_any_work(tmp_path: Path) -> None:
+def test_verify_packs_what_it_verified_and_refuses_an_unwritable_archive_first(fake_env: Path, tmp_path: Path) -> None:
+    import tarfile
+
     from mla_var3.evidence.__main__ import main
 
-    assert main(["verify", "--archive", str(tmp_path / "missing" / "out.tar.gz"), "--docs", str(tmp_path)]) == 2
+    save(record(kernel="fake_raises"), fake_env)  # another record: not this run's work
+    archive = tmp_path / "out.tar.gz"
+    args = ["verify", "--docs", str(tmp_path), "--target", "fake_good/n8-float32", "--only", "fake_good/*", "--timeout", "60"]
+    assert main([*args, "--archive", str(archive)]) == 0
+    with tarfile.open(archive) as tar:
+        assert tar.getnames() == ["fake_good/n8-float32/compile-sm_100a.json"]
+    started = time.perf_counter()
+    assert main([*args, "--archive", str(tmp_path / "missing" / "out.tar.gz")]) == 2
+    assert time.perf_counter() - started < 2  # refused before any child started
     assert main(["export", str(tmp_path / "missing" / "out.tar.gz")]) == 2
 
 

@@ -3,6 +3,15 @@
 Bad input (an unwritable archive path, a truncated archive, an unknown group...) prints one
 line and exits 2. ``run-kernel``, ``check-member`` and ``time-group`` are the children that
 ``verify`` starts, one process each.
+
+On the GPU machine (a copy of the tree without ``.git``)::
+
+    MLA_VAR3_GIT_SHA=<commit> CUTLASS_DIR=<the carried CUTLASS examples> \
+        timeout 3000 python -m mla_var3.evidence verify --archive evidence.tar.gz
+
+re-verifies every stale record pages cite and every comparison group (``--only 'groups/*'``
+for the groups alone, ``--only 'groups/gemm_bf16/*'`` for one) and packs the records it wrote
+or found fresh; here, ``python -m mla_var3.evidence import evidence.tar.gz`` files them.
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--timeout", type=float, default=600.0, help="seconds per child process (its whole tree is killed)")
     v.add_argument("--docs", type=Path, default=REPO_ROOT / "docs")
     v.add_argument("--target", action="append", default=[], metavar="KERNEL/CONFIG", help="verify this too")
-    v.add_argument("--archive", type=Path, default=None, help="then pack every record into this tar.gz")
+    v.add_argument("--archive", type=Path, default=None, help="then pack the records this run wrote or found fresh into this tar.gz")
     pr = sub.add_parser("profile", help="add ncu / sanitizer / annotation sections to run records")
     pr.add_argument("--prof-type", "--prof_type", dest="prof_type", choices=("ncu", "sanitize", "annotation"), required=True)
     pr.add_argument("--only", default=None, help="glob on <kernel>/<config>")
@@ -88,7 +97,8 @@ def _dispatch(args: argparse.Namespace) -> int:  # noqa: C901 - one branch per c
         outcomes = verify(targets, force=args.force, only=args.only, timeout=args.timeout)
         print(summary_table(outcomes))
         if args.archive:
-            print(f"packed {export(evidence_dir(), args.archive)} records into {args.archive}")
+            records = [Path(o.path) for o in outcomes if o.path]
+            print(f"packed {export(evidence_dir(), args.archive, records)} records into {args.archive}")
         return 1 if any(o.status == "failed" for o in outcomes) else 0
     if args.cmd == "profile":
         import fnmatch

@@ -32,9 +32,9 @@ from mla_var3.evidence.typed import EvidenceError
 from mla_var3.kernel.errors import UserError
 
 
-def export(base: Path, archive: Path) -> int:
-    """Pack every record under ``base`` into ``archive``; returns how many."""
-    files = record_files(base)
+def export(base: Path, archive: Path, files: list[Path] | None = None) -> int:
+    """Pack ``files`` (default: every record under ``base``) into ``archive``; returns how many."""
+    files = record_files(base) if files is None else sorted(set(files))
     try:
         with tarfile.open(archive, "w:gz") as tar:
             for f in files:

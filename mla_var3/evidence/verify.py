@@ -35,7 +35,15 @@ from mla_var3.evidence.provenance import (
     versions,
 )
 from mla_var3.evidence.status import group_staleness, record_staleness
-from mla_var3.evidence.store import group_records_for, load, record_path, records_for, save
+from mla_var3.evidence.store import (
+    evidence_dir,
+    group_records_for,
+    load,
+    record_path,
+    records_for,
+    relative_path,
+    save,
+)
 from mla_var3.evidence.targets import Target
 from mla_var3.evidence.typed import EvidenceError, dump, dumps, parse
 from mla_var3.kernel.arch import Arch, runnable_arch
@@ -52,7 +60,7 @@ class Outcome:
     status: str  # run-verified | compile-verified | fresh | failed | skipped | profiled
     reason: str
     seconds: float = 0.0
-    path: str | None = None
+    path: str | None = None  # the record written, or found fresh
 
 
 def expected_slug(kernel: str, gpu: GpuInfo | None) -> tuple[str, Arch, str]:
@@ -134,7 +142,8 @@ def verify_group(group: Group, config: str, gpu: GpuInfo | None, force: bool, ti
     if not force:
         for old in group_records_for(group.name, config, base):
             if old.device_slug == gpu.slug and group_staleness(old) is None and all(m.correctness.passed for m in old.members):
-                return Outcome(label, "fresh", "members' sources and the harness match")
+                path = (base or evidence_dir()) / relative_path(old)
+                return Outcome(label, "fresh", "members' sources and the harness match", path=str(path))
     checks: dict[str, CheckResult] = {}
     for m in group.members:
         result, why = _child_json(_evidence_child("check-member", group.name, config, m.id), timeout)
