@@ -56,3 +56,14 @@ def fresh_compile_cache(tmp_cache: Path, tmp_path: Path, monkeypatch: pytest.Mon
     clear_memory_cache()
     yield tmp_cache
     clear_memory_cache()
+
+
+@pytest.fixture(scope="session")
+def hopper_ws_default_cubin(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """``hopper_gemm_ws``'s default bf16 cubin for sm_90a (one binary for every shape), built once
+    per session for the tests that inspect it."""
+    from mla_var3.kernel.arch import Arch
+    from mla_var3.kernel.cute_python.gemm.hopper_gemm.warp_specialized.plan import HopperGemmWSPlan
+
+    plan = HopperGemmWSPlan()
+    return plan.plan(plan.default_config()).compile({"m": 1000, "n": 1048, "k": 520}, Arch.parse("sm_90a")).cubin

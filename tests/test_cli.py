@@ -1,9 +1,11 @@
-"""CLI: listing, flag spellings, and one clear line for each kind of bad input."""
+"""CLI: listing, flag spellings, one clear line for each kind of bad input (in process: ``main``
+returns the exit code the process would), and the entry point as a process once."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -37,53 +39,96 @@ def test_dash_and_underscore_both_accepted() -> None:
     assert (a.prof_type, a.compile_only, a.n) == (b.prof_type, b.compile_only, b.n) == ("ncu", True, 7)
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mla_var3.kernel", *args], capture_output=True, text=True, timeout=300)
+def _one_line_error(capsys: pytest.CaptureFixture[str], args: list[str]) -> str:
+    """Run the CLI in this process; it must exit 2 with exactly one line on stderr and no output."""
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse exits for flags it cannot parse
+        code = exc.code
+    out, err = capsys.readouterr()
+    assert code == 2, err
+    assert out == "" and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    return err
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["no_such_kernel"], "unknown kernel 'no_such_kernel'"),
-        (["elementwise_add", "--n=0"], "needs --n >= 1"),
+        (["elementwise_add", "--n=0", "--compile-only"], "needs --n >= 1, got 0"),
+        (["elementwise_add", "--n=2147483648", "--compile-only"], "needs --n <= 2147483647"),
+        (["hopper_gemm_ws", "--m=0", "--compile-only"], "needs --m >= 1, got 0"),
         (["elementwise_add", "--dtype=float8_e4m3fn", "--compile-only"], "does not implement dtype 'float8_e4m3fn'"),
         (["elementwise_add", "--arch=sm_120a", "--compile-only"], "does not support sm_120a"),
         (["elementwise_add", "--arch=hopper", "--compile-only"], "unknown arch 'hopper'"),
+        (["elementwise_add", "--arch=", "--compile-only"], "--arch is empty"),
         (["elementwise_add", "--config=9", "--compile-only"], "--config 9 is out of range"),
+        (["elementwise_add", "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+        (["elementwise_add", "--n=many"], "argument --n: invalid int value: 'many'"),
     ],
 )
-def test_bad_input_is_one_clear_line(args: list[str], message: str) -> None:
-    proc = _cli(*args)
-    assert proc.returncode == 2
-    assert message in proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
+def test_bad_input_is_one_clear_line(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert message in _one_line_error(capsys, args)
 
 
-def test_run_without_gpu_says_how_to_compile() -> None:
-    pytest.importorskip("torch")
+@pytest.mark.parametrize("where", ["no_such_dir/out.json", "."])
+def test_unwritable_json_fails_before_any_work(where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import mla_var3.kernel.runner as runner
+
+    target = tmp_path / where
+    called = []
+    original, runner.run_plan = runner.run_plan, lambda *a: called.append(a)  # must not be reached
+    try:
+        err = _one_line_error(capsys, ["elementwise_add", "--compile-only", f"--json={target}"])
+    finally:
+        runner.run_plan = original
+    assert f"--json {target}" in err and not called
+    assert not (tmp_path / "no_such_dir").exists()
+
+
+def test_run_without_gpu_says_how_to_compile(capsys: pytest.CaptureFixture[str]) -> None:
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU; the no-driver message is for CPU machines")
-    proc = _cli("elementwise_add", "--n=1024", "--check")
-    assert proc.returncode == 2
-    assert "no CUDA GPU or driver found" in proc.stderr and "--compile-only" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    err = _one_line_error(capsys, ["elementwise_add", "--n=1024", "--check"])
+    assert "no CUDA GPU or driver found" in err and "--compile-only" in err
+
+
+def test_the_entry_point_is_one_line_and_exit_2() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "mla_var3.kernel", "no_such_kernel"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("error: unknown kernel 'no_such_kernel'") and len(proc.stderr.splitlines()) == 1
+
+
+def test_sanitize_runs_the_shape_given_or_the_first_check_shape() -> None:
+    from mla_var3.kernel.profiling import sanitize_shape
+
+    plan = get_plan("elementwise_add")()
+    assert sanitize_shape(plan, {"n": 77}, shape_given=True) == ({"n": 77}, "the shape given")
+    shape, why = sanitize_shape(plan, {"n": 1 << 27}, shape_given=False)
+    assert shape == plan.check_shapes[0] and "first check shape" in why
 
 
 def test_format_result_prints_profile_sections() -> None:
     from mla_var3.kernel.cli import _profile_lines
+    from mla_var3.profile.timeline import Span, Timeline
 
+    spans = [Span(0, "producer", "tma_issue", 0, 0, 10), Span(0, "consumer0", "mma", 0, 5, 20)]
+    timeline = Timeline.of(spans, None, "t")
     lines = _profile_lines({
-        "annotation": {"trace": "/tmp/t.json", "summary": {"kernels": [{"name": "k", "launches": 10, "median_us": 1.5}],
+        "annotation": {"trace": "t.json", "summary": {"kernels": [{"name": "k", "launches": 10, "median_us": 1.5}],
                        "streams": [{"stream": 7, "kernels": 10, "busy_us": 15.0, "span_us": 20.0, "median_gap_us": 0.5}]},
-                       "timeline": {"spans": 12, "overlap": {"overlap_fraction": 0.975}}},
+                       "timeline": {"title": timeline.title, "roles": timeline.roles, "events": timeline.events,
+                                    "spans": timeline.spans}},
         "ncu": {"duration_ns": 1000.0, "tc_pct": 98.0, "top_stalls": [["barrier", 9.7]]},
         "sanitizer": {"tools": {"memcheck": {"passed": True}, "racecheck": {"passed": False}}},
     })  # fmt: skip
     text = "\n".join(lines)
     assert "k: 10 launches, median 1.50 us" in text and "median gap 0.50 us" in text
-    assert "loads in flight during 97.5 % of MMA time" in text
+    assert "timeline: 2 spans; loads in flight during 0.0 % of MMA time" in text
     assert "TC 98.0 %" in text and "SM - %" in text
     assert "memcheck clean, racecheck FAILED" in text

@@ -164,6 +164,30 @@ def test_key_covers_arch_config_shape_dsl_and_source(tmp_path: Path, monkeypatch
     assert len(keys) == 7
 
 
+def test_a_dynamic_shape_kernel_is_keyed_on_its_static_params_only() -> None:
+    from mla_var3.kernel.registry import get_plan
+
+    sm90 = Arch.parse("sm_90a")
+
+    def keys(name: str, dtype: str, shapes: list[Shape]) -> set[str]:
+        plan = get_plan(name)(dtype)
+        return {cache_key(key_parts(plan, plan.default_config(), shape, sm90)) for shape in shapes}
+
+    gemm_shapes = [{"m": 8192, "n": 8192, "k": 8192}, {"m": 1000, "n": 1048, "k": 520}]
+    assert len(keys("hopper_gemm_ws", "bfloat16", gemm_shapes)) == 1  # one binary per config and dtype
+    assert keys("hopper_gemm_ws", "bfloat16", gemm_shapes) != keys("hopper_gemm_ws", "float16", gemm_shapes)
+    assert len(keys("elementwise_add", "bfloat16", [{"n": 1}, {"n": 1 << 27}])) == 1
+    assert len(keys("sm100_gemm_tcgen05", "bfloat16", [{"m": 256, "n": 512, "k": 520}, {"m": 128, "n": 256, "k": 64}])) == 2
+
+    class HalfStatic(TinyPlan):
+        shape_params = (ShapeParam("n", 4096, "elements"), ShapeParam("batch", 1, "batches"))
+        static_shape_params = ("batch",)
+
+    half = HalfStatic()
+    assert key_parts(half, CONFIG, {"n": 1, "batch": 2}, sm90)["shape"] == "batch2-float32"
+    assert key_parts(half, CONFIG, {"n": 7, "batch": 2}, sm90) == key_parts(half, CONFIG, {"n": 1, "batch": 2}, sm90)
+
+
 def test_a_source_edit_is_never_served_stale(tmp_path: Path) -> None:
     source = tmp_path / "tiny_live.py"
     shutil.copy(TINY_SOURCE, source)

@@ -43,7 +43,7 @@ def test_kernel_computes_a_times_b_transposed() -> None:
 
 
 def test_accepts_unaligned_shapes() -> None:
-    CublasGemmPlan().validate_shape({"m": 3, "n": 5, "k": 7})  # cuBLAS needs no 16-byte rows
+    CublasGemmPlan().check_shape({"m": 3, "n": 5, "k": 7})  # cuBLAS needs no 16-byte rows
 
 
 def test_registered() -> None:
@@ -57,4 +57,4 @@ def test_empty_dimension_is_rejected(dim: str) -> None:
     from mla_var3.kernel.errors import UnsupportedShapeError
 
     with pytest.raises(UnsupportedShapeError, match=f"--{dim} >= 1"):
-        CublasGemmPlan().validate_shape({"m": 4, "n": 4, "k": 4, dim: 0})
+        CublasGemmPlan().check_shape({"m": 4, "n": 4, "k": 4, dim: 0})

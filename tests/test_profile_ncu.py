@@ -19,7 +19,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "profile" / "ncu_raw_hopper_gemm.
 
 
 def test_command_never_locks_clocks_and_selects_one_launch() -> None:
-    cmd = ncu_command(["python", "-m", "mla_var3.kernel", "hopper_gemm_ws"], launch_skip=3)
+    cmd = ncu_command(["python", "-m", "mla_var3.kernel", "hopper_gemm_ws"], kernel_regex="kernel_cutlass_", launch_skip=3)
     assert cmd[:3] == ["ncu", "--clock-control", "none"]
     assert cmd[cmd.index("-k") + 1] == "regex:kernel_cutlass_"
     assert cmd[cmd.index("--launch-skip") + 1] == "3"
@@ -117,7 +117,7 @@ def test_run_ncu_reads_the_log_file(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     _fake_ncu(tmp_path, f"open(log, 'w').write(open({str(FIXTURE)!r}).read())\nprint('app output')\n")
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    result = run_ncu(["python", "-c", "pass"], launch_skip=2)
+    result = run_ncu(["python", "-c", "pass"], kernel_regex="kernel_cutlass_", launch_skip=2)
     assert result.duration_ns == 1_571_264
     assert result.ncu_version == "Version 2025.3.1.0 (build 1) (public-release)"
     assert result.command[result.command.index("--launch-skip") + 1] == "2"
@@ -131,7 +131,7 @@ def test_run_ncu_reports_tool_errors(tmp_path: Path, monkeypatch: pytest.MonkeyP
     _fake_ncu(tmp_path, "print('==ERROR== Failed to find metric sm__bogus')\nsys.exit(1)\n")
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(ProfileError, match="Failed to find metric sm__bogus"):
-        run_ncu(["python", "-c", "pass"])
+        run_ncu(["python", "-c", "pass"], kernel_regex="kernel_cutlass_")
 
 
 def test_timeout_kills_the_whole_process_tree(tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ def test_sm90a_is_refused_with_one_clean_message() -> None:
 )
 def test_shapes_it_cannot_take(shape: dict[str, int], message: str) -> None:
     with pytest.raises(UnsupportedShapeError, match=message):
-        PLAN("float16").validate_shape(shape)
+        PLAN("float16").check_shape(shape)
 
 
 def test_n_must_be_a_multiple_of_the_configs_tile() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from mla_var3.kernel.plan import DATA_DISTRIBUTION
 from mla_var3.kernel.registry import get_plan
-from mla_var3.kernel.runner import DATA_DISTRIBUTION
 
 
 def test_registered_with_its_own_data_distribution() -> None:

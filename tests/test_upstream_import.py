@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 import inspect
-import os
+import runpy
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from mla_var3 import project
 from mla_var3.kernel import fingerprint, upstream
 from mla_var3.kernel.arch import Arch
 from mla_var3.kernel.cute_python.gemm.cutlass_dense_gemm.imported.plan import (
@@ -66,10 +66,10 @@ def test_relative_cutlass_dir_is_taken_from_the_repo_root(monkeypatch: pytest.Mo
     assert load_example(TOY).__file__ == str(FAKE_TREE / TOY)
 
 
-def test_default_cutlass_dir_is_shared_with_the_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_cutlass_dir_comes_from_the_project(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CUTLASS_DIR", raising=False)
     assert cutlass_dir() == ROOT / "third_party" / "cutlass"
-    assert fingerprint.cutlass_dir is upstream.cutlass_dir
+    assert fingerprint.cutlass_dir is upstream.cutlass_dir is project.cutlass_dir
 
 
 def test_missing_example_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -101,27 +101,59 @@ def test_another_checkout_replaces_the_module(fake_cutlass: Path, tmp_path: Path
     assert second.ToyKernel()(2.0) == 2.0 * 3.0 - 1.0
 
 
-# --- the plan without CUTLASS -------------------------------------------------------------
-def _cli(*args: str, cutlass: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CUTLASS_DIR": cutlass, "PYTHONPATH": str(ROOT), "MLA_VAR3_CACHE_DIR": str(cwd / "cache")}
-    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
+def test_another_checkout_brings_its_own_siblings(fake_cutlass: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    load_example(TOY)
+    first_helpers = sys.modules["helpers.toy_helpers"]
+    other = tmp_path / "other"
+    shutil.copytree(FAKE_TREE, other)
+    helpers = other / "examples/python/CuTeDSL/helpers/toy_helpers.py"
+    helpers.write_text(helpers.read_text().replace("SCALE = 3.0", "SCALE = 5.0"))
+    monkeypatch.setenv("CUTLASS_DIR", str(other))
+    second = load_example(TOY)
+    assert second.ToyKernel()(2.0) == 2.0 * 5.0 + 1.0  # not the first checkout's cached helpers
+    assert sys.modules["helpers.toy_helpers"] is not first_helpers
+    assert str(FAKE_TREE / "examples/python/CuTeDSL") not in sys.path
+    assert str((other / "examples/python/CuTeDSL").resolve()) in sys.path
+
+
+# --- the plan without CUTLASS (in process: main() returns the exit code the process would) ------
+def _run(entry: str, argv: list[str], monkeypatch: pytest.MonkeyPatch) -> int:
+    """The CLI (``mla_var3.kernel``) or a kernel package's ``__main__`` run here, with ``argv``."""
+    from mla_var3.kernel.cli import main
+
+    if entry == "mla_var3.kernel":
+        return main(argv)
+    monkeypatch.setattr(sys, "argv", [entry, *argv])
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_module(f"{entry}.__main__", run_name="__main__")
+    return int(exited.value.code)
 
 
 @pytest.mark.parametrize(
-    "module",
-    ["mla_var3.kernel cutlass_hopper_dense_gemm", "mla_var3.kernel.cute_python.gemm.cutlass_dense_gemm.imported"],
+    ("entry", "argv"),
+    [
+        ("mla_var3.kernel", ["cutlass_hopper_dense_gemm", "--compile-only"]),
+        ("mla_var3.kernel.cute_python.gemm.cutlass_dense_gemm.imported", ["--compile-only"]),
+    ],
 )
-def test_cli_without_cutlass_is_one_clear_line(module: str, tmp_path: Path) -> None:
-    proc = _cli(*module.split(), "--compile-only", cutlass="/nonexistent", cwd=tmp_path)
-    assert proc.returncode == 2
-    assert proc.stderr == f"error: CUTLASS example {EXAMPLE} not found under /nonexistent; run `nox -s cutlass` or set CUTLASS_DIR\n"
-    assert proc.stdout == ""
+def test_cli_without_cutlass_is_one_clear_line(
+    entry: str, argv: list[str], monkeypatch: pytest.MonkeyPatch, tmp_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CUTLASS_DIR", "/nonexistent")
+    assert _run(entry, argv, monkeypatch) == 2
+    out, err = capsys.readouterr()
+    assert err == f"error: CUTLASS example {EXAMPLE} not found under /nonexistent; run `nox -s cutlass` or set CUTLASS_DIR\n"
+    assert out == ""
 
 
-def test_list_does_not_import_the_example(tmp_path: Path) -> None:
-    proc = _cli("mla_var3.kernel", "--list", cutlass="/nonexistent", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert any(line.startswith("cutlass_hopper_dense_gemm ") and "sm_90a" in line for line in proc.stdout.splitlines())
+def test_list_does_not_import_the_example(
+    monkeypatch: pytest.MonkeyPatch, isolated_imports: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CUTLASS_DIR", "/nonexistent")
+    assert _run("mla_var3.kernel", ["--list"], monkeypatch) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("cutlass_hopper_dense_gemm ") and "sm_90a" in line for line in lines)
+    assert not [name for name in sys.modules if name.startswith("cutlass_example__")]
 
 
 def test_compile_and_launch_operands_have_one_type() -> None:

@@ -4,7 +4,11 @@
     python -m mla_var3.kernel hopper_gemm_ws --m=4096 --n=4096 --k=4096 --check
     python -m mla_var3.kernel sm100_gemm_tcgen05 --compile-only --arch sm_100a
 
-Bad input (unknown kernel, unsupported shape, dtype or arch, no GPU) prints one line and exits 2.
+A kernel package's own ``__main__.py`` runs the same CLI for its plan:
+``raise SystemExit(benchmark_kernel_argparse(PLAN))``.
+
+Bad input (unknown kernel or flag, unsupported shape, dtype or arch, no GPU, a ``--json`` path
+that cannot be written) prints one line and exits 2, before anything compiles.
 """
 
 from __future__ import annotations
@@ -13,12 +17,20 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from mla_var3.kernel.errors import CorrectnessError, UserError
 from mla_var3.kernel.plan import DTYPES, KernelPlan
 from mla_var3.profile.errors import ProfileError
 
 PROF_TYPES = ("disabled", "annotation", "ncu", "sanitize")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports bad flags on one line (``error: ...``), exit 2, like every user error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see --help)\n")
 
 
 def _flag(parser: argparse.ArgumentParser, name: str, **kwargs: object) -> None:
@@ -28,7 +40,7 @@ def _flag(parser: argparse.ArgumentParser, name: str, **kwargs: object) -> None:
 
 
 def global_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mla_var3.kernel", add_help=False)
+    p = _Parser(prog="python -m mla_var3.kernel", add_help=False)
     _flag(p, "check", action="store_true", help="compare every output element with the reference")
     _flag(p, "prof_type", choices=PROF_TYPES, default="disabled", help="profiling mode")
     _flag(p, "compile_only", action="store_true", help="compile for the target arch only (no GPU needed)")
@@ -42,11 +54,11 @@ def global_parser() -> argparse.ArgumentParser:
 
 
 def plan_parser(plan: type[KernelPlan]) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=f"python -m mla_var3.kernel {plan.name}", description=plan.description, parents=[global_parser()]
-    )
+    """Global flags plus the plan's shape flags (``None`` when not given: the default applies)."""
+    p = _Parser(prog=f"python -m mla_var3.kernel {plan.name}", description=plan.description, parents=[global_parser()])
     for param in plan.shape_params:
-        _flag(p, param.name, type=int, default=param.default, help=param.help)
+        bounds = f">= {param.minimum}" + (f", <= {param.maximum}" if param.maximum is not None else "")
+        _flag(p, param.name, type=int, default=None, help=f"{param.help} (default {param.default}; {bounds})")
     return p
 
 
@@ -73,20 +85,41 @@ def main(argv: list[str] | None = None) -> int:
         plan_cls = get_plan(argv[0])
     except UserError as exc:
         return _fail(exc)
-    return main_for_plan(plan_cls, argv[1:])
+    return benchmark_kernel_argparse(plan_cls, argv[1:])
 
 
-def main_for_plan(plan_cls: type[KernelPlan], argv: list[str] | None = None) -> int:
-    """Parse flags for one plan, run it, print the result; the exit code."""
+def _check_writable(path: str) -> None:
+    """Fail now, not after the run, when the result could not be written to ``path``."""
+    target = Path(path)
+    if target.is_dir():
+        raise UserError(f"--json {path} is a directory; pass a file path such as {target / 'result.json'}")
+    existed = target.exists()
+    try:
+        target.open("a").close()
+    except OSError as exc:
+        raise UserError(f"--json {path} cannot be written ({exc.strerror}); pass a path in a writable folder") from None
+    if not existed:
+        target.unlink()
+
+
+def benchmark_kernel_argparse(plan_cls: type[KernelPlan], argv: list[str] | None = None) -> int:
+    """Parse the flags for one plan, run it, print the result; the exit code (the workflow's
+    entry point, called by every kernel package's ``__main__.py``)."""
     from mla_var3.kernel.runner import RunRequest, run_plan
 
-    args = plan_parser(plan_cls).parse_args(sys.argv[1:] if argv is None else argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = plan_parser(plan_cls).parse_args(argv)
     try:
+        if args.arch is not None and not args.arch.strip():
+            raise UserError("--arch is empty; pass a target such as --arch sm_90a (--list shows each kernel's archs)")
+        if args.json:
+            _check_writable(args.json)
         plan = plan_cls(args.dtype)
         configs = plan._autotune_configs()
         if args.config is not None and not 0 <= args.config < len(configs):
             raise UserError(f"--config {args.config} is out of range: {plan.name} has configs 0..{len(configs) - 1}")
-        shape = {p.name: getattr(args, p.name) for p in plan_cls.shape_params}
+        given = {p.name: getattr(args, p.name) for p in plan_cls.shape_params if getattr(args, p.name) is not None}
+        shape = plan.default_shape() | given
         request = RunRequest(
             shape=shape,
             config=configs[args.config] if args.config is not None else None,
@@ -99,7 +132,7 @@ def main_for_plan(plan_cls: type[KernelPlan], argv: list[str] | None = None) -> 
         if args.prof_type != "disabled":
             from mla_var3.kernel.profiling import run_profiled
 
-            result = run_profiled(plan, request, args.prof_type, argv or [])
+            result = run_profiled(plan, request, args.prof_type, argv, shape_given=bool(given))
         else:
             result = run_plan(plan, request)
     except (UserError, ProfileError) as exc:
@@ -167,8 +200,12 @@ def _profile_lines(profile: dict) -> list[str]:
                 f"{st.get('span_us', 0):.1f} us, median gap {st.get('median_gap_us', 0):.2f} us"
             )
         tl = ann.get("timeline")
-        if tl and (tl.get("overlap") or {}).get("overlap_fraction") is not None:
-            lines.append(f"  timeline: {tl['spans']} spans; loads in flight during {100 * tl['overlap']['overlap_fraction']:.1f} % of MMA time")
+        if tl:
+            from mla_var3.profile.timeline import Timeline
+
+            fraction = Timeline(**tl).overlap.overlap_fraction
+            during = f"; loads in flight during {100 * fraction:.1f} % of MMA time" if fraction is not None else ""
+            lines.append(f"  timeline: {len(tl['spans'])} spans{during}")
     ncu = profile.get("ncu")
     if ncu:
         def f(key: str) -> str:

@@ -2,8 +2,9 @@
 
 The key is the SHA-256 of the plan's source fingerprint (its import closure, see
 :mod:`mla_var3.kernel.fingerprint`), the DSL version and the CUDA version it compiles with,
-the arch, the config and the shape with its dtype. A source edit changes the key, so a stale
-entry is never returned.
+the arch, the config, the dtype and the shape params the binary is specialised on
+(``KernelPlan.static_shape_params``: a kernel compiled for dynamic M, N, K has none, so every
+shape shares its entry). A source edit changes the key, so a stale entry is never returned.
 
 - **Memory**: the :class:`~mla_var3.kernel.backends.Compiled` object, for the life of the
   process (any backend).
@@ -129,6 +130,7 @@ def dsl_identity() -> str:
 
 def key_parts(plan: KernelPlan, config: Config, shape: Shape, arch: Arch) -> dict[str, str]:
     """What the cache key hashes, by name (stored in each entry's meta for inspection)."""
+    static = plan.static_shape(shape)
     return {
         "kernel": plan.name,
         "backend": plan.backend,
@@ -136,7 +138,7 @@ def key_parts(plan: KernelPlan, config: Config, shape: Shape, arch: Arch) -> dic
         "dsl": dsl_identity() if plan.backend == "cute" else "-",
         "arch": arch.name,
         "config": config_slug(config),
-        "shape": shape_slug(shape, plan.dtype),
+        "shape": shape_slug(static, plan.dtype) if static else f"any-shape-{plan.dtype}",
     }
 
 

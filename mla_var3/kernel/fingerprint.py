@@ -18,22 +18,18 @@ from __future__ import annotations
 import ast
 import hashlib
 from collections.abc import Iterable
-from functools import cache, lru_cache
-from importlib import metadata
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import mla_var3
-from mla_var3.kernel.upstream import cutlass_dir
+from mla_var3.project import DSL_DISTRIBUTION, REPO_ROOT, cutlass_dir, dsl_version
 
 if TYPE_CHECKING:
     from mla_var3.kernel.plan import KernelPlan
 
 PACKAGE = "mla_var3"
-REPO_ROOT = Path(mla_var3.__file__).resolve().parent.parent
 # Modules that drive kernels rather than define them (see the module docstring).
 NOT_FOLLOWED = ("mla_var3.kernel.cli",)
-DSL_DISTRIBUTION = "nvidia-cutlass-dsl"
 
 
 def module_name(path: Path, root: Path = REPO_ROOT) -> str | None:
@@ -177,15 +173,6 @@ def source_hash(paths: Iterable[Path], extra: Iterable[str] = (), root: Path = R
     for item in extra:
         digest.update(f"extra\0{item}\0".encode())
     return digest.hexdigest()
-
-
-@cache
-def dsl_version() -> str:
-    """The installed CuTe DSL version (``nvidia-cutlass-dsl``), read without importing ``cutlass``."""
-    try:
-        return metadata.version(DSL_DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        return "not-installed"
 
 
 def upstream_marker(example: str, root: Path = REPO_ROOT) -> str:

@@ -3,7 +3,20 @@
 A plan describes a workload; ``plan(config)`` returns the backend object that compiles and
 launches it (:class:`~mla_var3.kernel.backends.CuteKernel`, ``TorchKernel`` or a
 ``CuTileKernel``). The CLI (``python -m mla_var3.kernel``) and each kernel package's own
-``__main__.py`` drive a plan through :meth:`KernelPlan.benchmark_kernel_argparse`.
+``__main__.py`` (``benchmark_kernel_argparse(PLAN)`` from :mod:`mla_var3.kernel.cli`) drive a
+plan; this module never imports the CLI.
+
+What a new plan declares (the registry checks the first group when it registers the plan):
+
+- ``name`` (snake_case, unique), ``layer`` (one of :data:`LAYERS`), ``description``,
+  ``archs`` (compile targets), ``shape_params`` (:class:`ShapeParam`, each with its bounds);
+  the six methods of the workflow's API below.
+- Optional, with defaults: ``dtypes``, ``check_shapes``, ``backend``,
+  ``static_shape_params`` (which shape params the binary is specialised on: the compile
+  cache keys on those only), ``data_distribution``, ``ncu_kernel_regex``,
+  :meth:`~KernelPlan.validate_shape` (rules beyond per-param bounds),
+  :meth:`~KernelPlan.record_timeline`, :meth:`~KernelPlan.unavailable_reason`,
+  :meth:`~KernelPlan.source_files`, :meth:`~KernelPlan.upstream_example`.
 """
 
 from __future__ import annotations
@@ -14,12 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from mla_var3.kernel.errors import UnsupportedDtypeError
+from mla_var3.kernel.errors import UnsupportedDtypeError, UnsupportedShapeError
 
 if TYPE_CHECKING:
     import torch
 
     from mla_var3.kernel.backends import Kernel
+    from mla_var3.profile.timeline import Timeline
 
 Shape = dict[str, int]
 Config = dict[str, Any]
@@ -29,15 +43,32 @@ LAYERS = ("elementwise", "reduction", "gemm", "attention", "mla", "launch")
 DTYPES = ("float16", "bfloat16", "float32", "float8_e4m3fn")
 # rel-L2 tolerance per output dtype (DESIGN.md); tighten in a plan where the math allows.
 REL_L2_TOLERANCE = {"float32": 1e-5, "tf32": 1e-3, "float16": 1e-2, "bfloat16": 1e-2, "float8_e4m3fn": 5e-2}
+# What the runner draws inputs from unless a plan says otherwise (DESIGN.md: never zeros or small integers).
+DATA_DISTRIBUTION = "standard normal (torch.randn in fp32, cast to the dtype)"
+# The CuTe DSL names every kernel it emits ``kernel_cutlass_<...>``: what ncu should profile.
+CUTE_DSL_KERNEL_REGEX = "kernel_cutlass_"
 
 
 @dataclass(frozen=True)
 class ShapeParam:
-    """One shape flag a plan declares (``--m``, ``--b``, ...)."""
+    """One shape flag a plan declares (``--m``, ``--b``, ...) and the values it accepts.
+
+    ``minimum``/``maximum`` are inclusive bounds, checked for every plan the same way by
+    :meth:`KernelPlan.check_shape` before anything compiles; ``maximum`` ``None`` is unbounded.
+    """
 
     name: str
     default: int
     help: str
+    minimum: int = 0
+    maximum: int | None = None
+
+    def check(self, value: int, kernel: str) -> None:
+        """Raise :class:`UnsupportedShapeError` naming the flag, the bound and the value."""
+        if value < self.minimum:
+            raise UnsupportedShapeError(f"{kernel} needs --{self.name} >= {self.minimum}, got {value}")
+        if self.maximum is not None and value > self.maximum:
+            raise UnsupportedShapeError(f"{kernel} needs --{self.name} <= {self.maximum}, got {value}")
 
 
 def config_slug(config: Config) -> str:
@@ -65,9 +96,17 @@ class KernelPlan(ABC):
     archs: ClassVar[tuple[str, ...]]
     dtypes: ClassVar[tuple[str, ...]] = ("bfloat16",)
     shape_params: ClassVar[tuple[ShapeParam, ...]]
-    # Shapes that `--check` and verification run by default (besides the CLI's one).
+    # Shapes that `--check` and verification run by default (besides the CLI's one); the first
+    # is what `--prof_type=sanitize` runs when no shape flag is given.
     check_shapes: ClassVar[tuple[Shape, ...]] = ()
     backend: ClassVar[str] = "cute"
+    # The shape params the compiled binary is specialised on; the others are dynamic (one
+    # binary serves every value), so the compile cache keys on these only. None: all of them.
+    static_shape_params: ClassVar[tuple[str, ...] | None] = None
+    # How prepare_inputs fills the inputs (the record names it).
+    data_distribution: ClassVar[str] = DATA_DISTRIBUTION
+    # Which kernels of one launch ncu measures (a regex on kernel names).
+    ncu_kernel_regex: ClassVar[str] = CUTE_DSL_KERNEL_REGEX
 
     def __init__(self, dtype: str | None = None) -> None:
         dtype = dtype or self.dtypes[0]
@@ -82,8 +121,23 @@ class KernelPlan(ABC):
     def default_shape(self) -> Shape:
         return {p.name: p.default for p in self.shape_params}
 
+    def check_shape(self, shape: Shape) -> None:
+        """Every declared param present and within its bounds, then the plan's own rules."""
+        for param in self.shape_params:
+            if param.name not in shape:
+                raise UnsupportedShapeError(f"{self.name} needs --{param.name} (shape {shape} lacks it)")
+            param.check(shape[param.name], self.name)
+        self.validate_shape(shape)
+
     def validate_shape(self, shape: Shape) -> None:  # noqa: B027 - optional hook
-        """Raise :class:`UnsupportedShapeError` naming the dimension and the fix."""
+        """Rules beyond per-param bounds (alignment, divisibility): raise
+        :class:`UnsupportedShapeError` naming the dimension and the fix."""
+
+    def static_shape(self, shape: Shape) -> Shape:
+        """The part of ``shape`` the compiled binary depends on (see ``static_shape_params``)."""
+        if self.static_shape_params is None:
+            return dict(shape)
+        return {k: v for k, v in shape.items() if k in self.static_shape_params}
 
     # --- the workflow's API -------------------------------------------------------------
     @abstractmethod
@@ -127,8 +181,18 @@ class KernelPlan(ABC):
         """The CUTLASS example path (relative to the repo root) an imported plan loads, if any."""
         return None
 
-    def benchmark_kernel_argparse(self, argv: list[str] | None = None) -> int:
-        """Parse the CLI flags for this plan, run it, return the exit code."""
-        from mla_var3.kernel.cli import main_for_plan
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """Why this plan cannot run on this machine (a peer library not built, ...), or ``None``."""
+        return None
 
-        return main_for_plan(type(self), argv)
+    def record_timeline(self, shape: Shape, config: Config) -> Timeline | None:
+        """The in-kernel timeline of one launch on this GPU (``--prof_type=annotation`` asks);
+        ``None``: this kernel records none."""
+        return None
+
+    def benchmark_kernel_argparse(self, argv: list[str] | None = None) -> int:
+        """TRANSITIONAL: call ``mla_var3.kernel.cli.benchmark_kernel_argparse(PLAN)`` instead."""
+        from mla_var3.kernel.cli import benchmark_kernel_argparse
+
+        return benchmark_kernel_argparse(type(self), argv)

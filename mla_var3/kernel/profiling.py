@@ -2,8 +2,9 @@
 
 ncu and sanitize re-run this same CLI for the chosen kernel and shape in a child process
 under the tool, with timing off, so exactly the kernel's own launch is measured. Results
-come back as plain dicts under ``RunResult.profile[<mode>]`` with their own date; the
-evidence layer files them as sections of the record.
+come back as plain dicts under ``RunResult.profile[<mode>]`` with their own date and shape;
+the evidence layer files them as sections of the record. The sanitizer runs the shape the
+user gave, else the plan's first check shape (small, with ragged tails), and says which.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from mla_var3.kernel.plan import KernelPlan, Shape
+from mla_var3.kernel.plan import KernelPlan, Shape, shape_slug
 from mla_var3.kernel.runner import RunRequest, RunResult, run_plan
+from mla_var3.project import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-ALLOW_LIST = ROOT / "evidence" / "sanitizer-allow.yaml"
+ALLOW_LIST = REPO_ROOT / "evidence" / "sanitizer-allow.yaml"
 _STRIP = ("--prof_type", "--prof-type", "--json", "--iters", "--check", "--no_bench", "--no-bench")
 
 
@@ -34,13 +35,25 @@ def child_command(plan: KernelPlan, argv: list[str], shape: Shape, extra: list[s
     return [sys.executable, "-m", "mla_var3.kernel", plan.name, *kept, *dims, "--no-bench", *extra]
 
 
-def run_profiled(plan: KernelPlan, request: RunRequest, prof_type: str, argv: list[str]) -> RunResult:
+def sanitize_shape(plan: KernelPlan, shape: Shape, shape_given: bool) -> tuple[Shape, str]:
+    """The shape compute-sanitizer runs (slow: 10-100x), and why that one."""
+    if shape_given or not plan.check_shapes:
+        return shape, "the shape given" if shape_given else "the default shape (the plan declares no check shapes)"
+    return dict(plan.check_shapes[0]), "the plan's first check shape (pass shape flags to choose another)"
+
+
+def run_profiled(
+    plan: KernelPlan, request: RunRequest, prof_type: str, argv: list[str], shape_given: bool = False
+) -> RunResult:
     """Run the plan as usual, then profile it the way ``prof_type`` asks."""
     shape = request.shape
+    why = ""
     if prof_type == "sanitize":
-        shape = dict(plan.check_shapes[0]) if plan.check_shapes else shape
+        shape, why = sanitize_shape(plan, shape, shape_given)
         request = RunRequest(shape=shape, config=request.config, arch=request.arch, check=True, bench=False)
     result = run_plan(plan, request)
+    if why:
+        result.notes.append(f"compute-sanitizer runs {shape_slug(shape, plan.dtype)}: {why}")
     if result.mode != "run":
         result.notes.append(f"--prof_type={prof_type} needs a run; {result.mode_reason}")
         return result
@@ -48,10 +61,9 @@ def run_profiled(plan: KernelPlan, request: RunRequest, prof_type: str, argv: li
     if prof_type == "annotation":
         profile = _annotation(plan, request, result)
     elif prof_type == "ncu":
-        from mla_var3.profile.ncu import CUTE_DSL_KERNEL_REGEX, run_ncu
+        from mla_var3.profile.ncu import run_ncu
 
-        regex = getattr(plan, "ncu_kernel_regex", CUTE_DSL_KERNEL_REGEX)
-        ncu = run_ncu(child_command(plan, argv, shape, []), kernel_regex=regex)
+        ncu = run_ncu(child_command(plan, argv, shape, []), kernel_regex=plan.ncu_kernel_regex)
         profile = ncu.to_dict() | {"shape": shape, "clock_control": "none"}
     else:
         from mla_var3.profile.sanitizer import load_allow_list, run_sanitizer
@@ -81,9 +93,8 @@ def _annotation(plan: KernelPlan, request: RunRequest, result: RunResult) -> dic
     trace = Path(tempfile.gettempdir()) / f"{plan.name}-{result.shape_key}-trace.json"
     trace_callable(lambda: kernel.launch(compiled, inputs, outputs), trace, iterations=10)
     annotation: dict[str, Any] = {"trace": str(trace), "summary": summarize_trace(trace).to_dict()}
-    record_timeline = getattr(plan, "record_timeline", None)
-    if record_timeline is not None:  # a warp-specialized kernel draws its in-kernel timeline
-        with phase("timeline"):
-            spans, overlap, svg = record_timeline(request.shape, result.config)
-        annotation["timeline"] = {"svg": svg, "overlap": overlap.to_dict(), "spans": len(spans)}
+    with phase("timeline"):
+        timeline = plan.record_timeline(request.shape, result.config)
+    if timeline is not None:  # e.g. a warp-specialized kernel's in-kernel timeline: its spans, drawn by pages
+        annotation["timeline"] = timeline
     return annotation

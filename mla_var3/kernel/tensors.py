@@ -1,4 +1,10 @@
-"""Tensor helpers shared by plans: dtype maps, fresh random inputs, fake and real CuTe tensors."""
+"""Tensor helpers shared by plans: dtype maps, fresh random inputs, fake and real CuTe tensors.
+
+A kernel compiled against :func:`fake_tensor` is specialised on the static shape; one compiled
+against :func:`fake_dynamic_tensor` serves every shape whose extents have the declared
+divisibility, and is launched on tensors from :func:`to_cute_dynamic` with the same marks
+(the compiled code is byte-identical to one built from real tensors marked that way).
+"""
 
 from __future__ import annotations
 
@@ -51,3 +57,24 @@ def to_cute(t: torch.Tensor, align: int = 16) -> Any:
     from cutlass.cute.runtime import from_dlpack
 
     return from_dlpack(t, assumed_align=align)
+
+
+def fake_dynamic_tensor(dtype: Any, divisibility: tuple[int, ...], align: int = 16) -> Any:
+    """A tensor-free row-major tensor with dynamic extents, mode ``i`` a multiple of ``divisibility[i]``."""
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import make_fake_compact_tensor
+
+    shape = tuple(cute.sym_int(divisibility=d) for d in divisibility)
+    order = tuple(reversed(range(len(shape))))
+    return make_fake_compact_tensor(dtype, shape, stride_order=order, assumed_align=align)
+
+
+def to_cute_dynamic(t: torch.Tensor, divisibility: tuple[int, ...], align: int = 16) -> Any:
+    """A real row-major torch tensor marked exactly like :func:`fake_dynamic_tensor`."""
+    from cutlass.cute.runtime import from_dlpack
+
+    tensor = from_dlpack(t, assumed_align=align)
+    order = tuple(range(t.dim()))  # torch's dim_order of a row-major tensor
+    for mode, d in enumerate(divisibility):
+        tensor = tensor.mark_compact_shape_dynamic(mode=mode, stride_order=order, divisibility=d)
+    return tensor

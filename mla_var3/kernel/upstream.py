@@ -18,34 +18,28 @@ more (rmsnorm wants ``.../CuTeDSL/cute``) names it in ``extra_paths``. The folde
 appended, not prepended: an installed package of the same name wins over an examples folder
 (``dsl_tutorials/tvm_ffi`` would otherwise shadow the real ``tvm_ffi``), and such a clash
 fails loudly in the example rather than silently in our process.
+
+Switching checkouts in one process (``$CUTLASS_DIR`` changed between loads): the folders an
+earlier load added for another checkout leave ``sys.path``, and the sibling modules imported
+from them (``helpers``, ``cute.*``, ...) leave ``sys.modules``, so the new checkout's example
+imports its own siblings, not the first checkout's cached ones.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-import mla_var3
 from mla_var3.kernel.errors import CutlassDirError
+from mla_var3.project import CUTLASS_DIR_ENV, EXAMPLES_ROOT, REPO_ROOT, cutlass_dir
 
-REPO_ROOT = Path(mla_var3.__file__).resolve().parent.parent
-CUTLASS_DIR_ENV = "CUTLASS_DIR"
-DEFAULT_CUTLASS_DIR = Path("third_party/cutlass")
-# The folder CUTLASS's CuTe DSL examples import their siblings from.
-EXAMPLES_ROOT = "examples/python/CuTeDSL"
 MODULE_PREFIX = "cutlass_example"
-
-
-def cutlass_dir(root: Path = REPO_ROOT) -> Path:
-    """``$CUTLASS_DIR`` (relative paths from the repo root), else ``third_party/cutlass``."""
-    configured = os.environ.get(CUTLASS_DIR_ENV)
-    path = Path(configured) if configured else DEFAULT_CUTLASS_DIR
-    return path if path.is_absolute() else root / path
+# The sys.path entries load_example appended, in order (so a later checkout can take them out).
+_ADDED_PATHS: dict[str, None] = {}
 
 
 def example_file(relpath: str, root: Path = REPO_ROOT) -> Path:
@@ -81,11 +75,13 @@ def load_example(relpath: str, extra_paths: Sequence[str] = (), root: Path = REP
     call returns the same module, a call for the same path in another checkout replaces it.
     """
     path = example_file(relpath, root)
-    base = cutlass_dir(root)
+    base = cutlass_dir(root).resolve()
+    _forget_other_checkouts(base)
     for folder in (EXAMPLES_ROOT, *extra_paths):
         entry = str((base / folder).resolve())
         if entry not in sys.path:
             sys.path.append(entry)
+        _ADDED_PATHS[entry] = None
     name = example_module_name(relpath)
     loaded = sys.modules.get(name)
     if loaded is not None and getattr(loaded, "__file__", None) == str(path):
@@ -100,6 +96,34 @@ def load_example(relpath: str, extra_paths: Sequence[str] = (), root: Path = REP
         del sys.modules[name]
         raise
     return module
+
+
+def _forget_other_checkouts(base: Path) -> None:
+    """Take the folders earlier loads added for another checkout off ``sys.path``, and the
+    modules imported from them out of ``sys.modules``."""
+    stale = [Path(entry) for entry in _ADDED_PATHS if not Path(entry).is_relative_to(base)]
+    if not stale:
+        return
+    doomed = [name for name, module in list(sys.modules.items()) if _loaded_from(module, stale)]
+    for name in doomed:
+        del sys.modules[name]
+    for entry in map(str, stale):
+        del _ADDED_PATHS[entry]
+        if entry in sys.path:
+            sys.path.remove(entry)
+
+
+def _loaded_from(module: ModuleType, folders: list[Path]) -> bool:
+    """True when ``module`` (a module, package or namespace package) lives under one of ``folders``.
+    Reads the module's own ``__dict__``: some modules answer any attribute (``torch._classes``)."""
+    spec = module.__dict__.get("__spec__")
+    locations = [module.__dict__.get("__file__")]
+    if spec is not None and spec.submodule_search_locations is not None:
+        try:
+            locations += list(spec.submodule_search_locations)
+        except (KeyError, TypeError):  # a namespace path whose parent is already gone
+            pass
+    return any(isinstance(loc, str) and any(Path(loc).is_relative_to(f) for f in folders) for loc in locations)
 
 
 __all__ = ["CUTLASS_DIR_ENV", "EXAMPLES_ROOT", "cutlass_dir", "example_file", "example_module_name", "load_example"]

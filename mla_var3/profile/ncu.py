@@ -23,8 +23,6 @@ from pathlib import Path
 from mla_var3.profile.errors import ProfileError
 from mla_var3.profile.process import require_tool, run_tool
 
-CUTE_DSL_KERNEL_REGEX = "kernel_cutlass_"
-
 # --8<-- [start:sm90_metrics]
 # Field of NcuResult -> ncu metric. Every name was checked against published SM90 (GH100)
 # metric lists; wgmma work counts in the HMMA tensor pipe on SM90 (there is no
@@ -135,7 +133,7 @@ class NcuResult:
 def ncu_command(
     target: Sequence[str],
     *,
-    kernel_regex: str = CUTE_DSL_KERNEL_REGEX,
+    kernel_regex: str,
     launch_skip: int = 0,
     metrics: Sequence[str] = SM90_METRICS,
     ncu: str = "ncu",
@@ -225,7 +223,7 @@ def ncu_version(ncu: str = "ncu") -> str | None:
 def run_ncu(
     target: Sequence[str],
     *,
-    kernel_regex: str = CUTE_DSL_KERNEL_REGEX,
+    kernel_regex: str,
     launch_skip: int = 0,
     metrics: Sequence[str] = SM90_METRICS,
     timeout_s: float = 600.0,

@@ -14,10 +14,12 @@ from mla_var3.kernel.errors import UnsupportedShapeError
 from mla_var3.kernel.plan import KernelPlan, Shape, ShapeParam, Tensors
 from mla_var3.kernel.tensors import element_size, randn
 
+# int32 indexing of every extent (TMA descriptors and CuTe coordinates are 32-bit).
+MAX_EXTENT = 2**31 - 1
 GEMM_SHAPE_PARAMS = (
-    ShapeParam("m", 8192, "rows of A and C"),
-    ShapeParam("n", 8192, "rows of B (K-major), columns of C"),
-    ShapeParam("k", 8192, "the reduction dimension: columns of A and B"),
+    ShapeParam("m", 8192, "rows of A and C", minimum=1, maximum=MAX_EXTENT),
+    ShapeParam("n", 8192, "rows of B (K-major), columns of C", minimum=1, maximum=MAX_EXTENT),
+    ShapeParam("k", 8192, "the reduction dimension: columns of A and B", minimum=1, maximum=MAX_EXTENT),
 )
 
 # Square shapes from one tile up, plus a ragged one whose M, N and K are no tile multiple.
@@ -54,11 +56,6 @@ class GemmPlanBase(KernelPlan):
     shape_params: ClassVar[tuple[ShapeParam, ...]] = GEMM_SHAPE_PARAMS
     check_shapes: ClassVar[tuple[Shape, ...]] = GEMM_CHECK_SHAPES
 
-    def validate_shape(self, shape: Shape) -> None:
-        for dim in ("m", "n", "k"):
-            if shape[dim] < 1:
-                raise UnsupportedShapeError(f"{self.name} needs --{dim} >= 1, got {shape[dim]}")
-
     def prepare_inputs(self, shape: Shape) -> Tensors:
         return {
             "a": randn((shape["m"], shape["k"]), self.dtype),
@@ -85,6 +82,7 @@ class GemmPlanBase(KernelPlan):
 
 
 __all__ = [
+    "MAX_EXTENT",
     "GEMM_CHECK_SHAPES",
     "GEMM_REL_L2_TOLERANCE",
     "GEMM_SHAPE_PARAMS",

@@ -1,47 +1,55 @@
 """Vectorized elementwise add, C = A + B, for 1-D tensors of any length (sm_80 and newer).
 
-Each CTA owns one tile of ``threads * vec * ilp`` elements. A thread moves ``ilp``
-independent 128-bit vectors per tensor (``vec`` elements each), so a warp reads 512
-contiguous bytes per vector and each thread has ``ilp`` loads in flight. Full tiles take an
-unpredicated vector path; the one partial tile at the end takes a per-element predicated
-path built from an identity (coordinate) tensor.
+Written in the idiom of CUTLASS's elementwise example: a thread layout and a value layout make
+a tiled copy (``make_tiled_copy_tv``); each thread takes its slice (``get_slice(tidx)``) and
+partitions its CTA's tile of A, B and C with it (``partition_S``/``partition_D``); a predicate
+tensor computed from an identity (coordinate) tensor guards the elements past the end.
+
+Each CTA owns one tile of ``threads * vec * ilp`` elements: thread t holds the 16-byte vector
+t of each ``threads * vec``-element slice, ``ilp`` slices per tile, so a warp's accesses are
+contiguous and each thread has ``ilp`` independent loads in flight per tensor. Full tiles copy
+with 128-bit vector atoms and no predicates; the one partial tile at the end copies element
+by element under the predicate. The length is dynamic: one binary serves every ``n``.
 
 Learned from CUTLASS ``examples/python/CuTeDSL/cute/ampere/kernel/elementwise/elementwise_add.py``
-(TV layouts and coordinate-tensor predication, lines 55-110 and 181-221 at the pinned commit);
-the 1-D tiling, the split into full and tail tiles and the ILP factor are ours.
+(tiled copy, partitions and coordinate-tensor predication) at the pinned commit. Its TV
+layout is 2-D (rows x columns of a matrix); ours is 1-D, with the tile repeated ``ilp``
+times and the split into an unpredicated vector path and a predicated tail: the same idea,
+not the same layout algebra.
 """
 
 from __future__ import annotations
 
+import cuda.bindings.driver as cuda
 import cutlass
 import cutlass.cute as cute
 
+# The widest global load/store one thread issues (LDG.E.128 / STG.E.128).
+MAX_COPY_BITS = 128
+
 
 class VectorizedAdd:
-    """C = A + B with 128-bit vector copies; ``threads`` per CTA, ``ilp`` vectors per thread."""
+    """C = A + B with 128-bit vector copies; ``threads`` per CTA, ``ilp`` vectors per thread and tensor."""
 
-    def __init__(self, threads: int = 256, ilp: int = 4, copy_bits: int = 128) -> None:
+    def __init__(self, threads: int = 256, ilp: int = 4) -> None:
         self.threads = threads
         self.ilp = ilp
-        self.copy_bits = copy_bits
 
     @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream) -> None:
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cuda.CUstream) -> None:
         # --8<-- [start:vectorized_tiled_copy]
-        vec = self.copy_bits // mA.element_type.width  # elements per 128-bit access
+        vec = MAX_COPY_BITS // mA.element_type.width  # elements per 128-bit access
+        # Thread t owns the vector t of every `threads * vec`-element slice of the tile.
+        thr_layout = cute.make_layout(self.threads)
+        val_layout = cute.make_layout(vec)
         tile = self.threads * vec * self.ilp
-        # TV layout: (thread, (value, repeat)) -> offset inside the tile. Thread t owns the
-        # 16-byte chunk t of every 'threads * vec'-element row, so a warp's accesses coalesce.
-        tv_layout = cute.make_layout(
-            (self.threads, (vec, self.ilp)), stride=(vec, (1, self.threads * vec))
-        )
         gA = cute.zipped_divide(mA, (tile,))  # ((tile,), (num_tiles,))
         gB = cute.zipped_divide(mB, (tile,))
         gC = cute.zipped_divide(mC, (tile,))
         # --8<-- [end:vectorized_tiled_copy]
         cC = cute.zipped_divide(cute.make_identity_tensor(mC.shape), (tile,))
         full_tiles = cute.size(mC) // tile
-        self.kernel(gA, gB, gC, cC, tv_layout, full_tiles, cute.size(mC)).launch(
+        self.kernel(gA, gB, gC, cC, mC.shape, full_tiles, thr_layout, val_layout).launch(
             grid=[cute.size(gC, mode=[1]), 1, 1], block=[self.threads, 1, 1], stream=stream
         )
 
@@ -52,35 +60,57 @@ class VectorizedAdd:
         gB: cute.Tensor,
         gC: cute.Tensor,
         cC: cute.Tensor,
-        tv_layout: cute.Layout,
+        shape: cute.Shape,
         full_tiles: cutlass.Int32,
-        n: cutlass.Int32,
+        thr_layout: cute.Layout,
+        val_layout: cute.Layout,
     ) -> None:
         tidx, _, _ = cute.arch.thread_idx()
         bidx, _, _ = cute.arch.block_idx()
-        # This thread's view of its CTA's tile: ((vec, ilp)) elements.
-        thrA = cute.composition(gA[(None, bidx)], tv_layout)[(tidx, None)]
-        thrB = cute.composition(gB[(None, bidx)], tv_layout)[(tidx, None)]
-        thrC = cute.composition(gC[(None, bidx)], tv_layout)[(tidx, None)]
+        tile = (gA[(None, bidx)], gB[(None, bidx)], gC[(None, bidx)])  # this CTA's tile of A, B, C
         if bidx < full_tiles:
             # --8<-- [start:vector_path]
-            atom = cute.make_copy_atom(
-                cute.nvgpu.CopyUniversalOp(), gA.element_type, num_bits_per_copy=self.copy_bits
-            )
-            frgA = cute.make_fragment_like(thrA)
-            frgB = cute.make_fragment_like(thrB)
-            cute.copy(atom, thrA, frgA)  # ilp x LDG.128, all in flight before the first use
-            cute.copy(atom, thrB, frgB)
-            frgC = cute.make_fragment_like(thrC)
-            frgC.store((frgA.load().to(cutlass.Float32) + frgB.load().to(cutlass.Float32)).to(gC.element_type))
-            cute.copy(atom, frgC, thrC)
+            # A full tile: 128-bit vectors, no predicate.
+            atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), gA.element_type, num_bits_per_copy=MAX_COPY_BITS)
+            thr_copy = cute.make_tiled_copy_tv(atom, thr_layout, val_layout).get_slice(tidx)
+            self._add(atom, thr_copy, tile, None)
             # --8<-- [end:vector_path]
         else:
             # --8<-- [start:predicated_tail]
-            # The last, partial tile: the identity tensor gives each element's global index,
-            # and only indices below n are read or written.
-            thrCrd = cute.composition(cC[(None, bidx)], tv_layout)[(tidx, None)]
-            for i in cutlass.range_constexpr(cute.size(thrCrd)):
-                if cute.elem_less(thrCrd[i], (n,)):
-                    thrC[i] = (thrA[i].to(cutlass.Float32) + thrB[i].to(cutlass.Float32)).to(gC.element_type)
+            # The last, partial tile: the same partition, one element per copy. The identity
+            # tensor holds each element's coordinate; the predicate keeps those below n.
+            atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), gA.element_type)
+            thr_copy = cute.make_tiled_copy_tv(atom, thr_layout, val_layout).get_slice(tidx)
+            thrCrd = thr_copy.partition_S(cC[(None, bidx)])
+            pred = cute.make_rmem_tensor(thrCrd.shape, cutlass.Boolean)
+            for i in cutlass.range_constexpr(cute.size(pred)):
+                pred[i] = cute.elem_less(thrCrd[i], shape)
+            self._add(atom, thr_copy, tile, pred)
             # --8<-- [end:predicated_tail]
+
+    # --8<-- [start:add_tile]
+    @cute.jit
+    def _add(
+        self,
+        atom: cute.CopyAtom,
+        thr_copy: cute.ThrCopy,
+        tile: tuple[cute.Tensor, cute.Tensor, cute.Tensor],
+        pred: cute.Tensor | None,
+    ) -> None:
+        """C = A + B on this thread's part of a tile, every copy under ``pred`` (``None``: all)."""
+        blkA, blkB, blkC = tile
+        thrA = thr_copy.partition_S(blkA)  # ((values per copy), copies): ((8), 4) for bf16 vectors
+        thrB = thr_copy.partition_S(blkB)
+        thrC = thr_copy.partition_D(blkC)
+        frgA = cute.make_fragment_like(thrA)
+        frgB = cute.make_fragment_like(thrB)
+        cute.copy(atom, thrA, frgA, pred=pred)  # every load in flight before the first use
+        cute.copy(atom, thrB, frgB, pred=pred)
+        frgC = cute.make_fragment_like(thrC)
+        frgC.store((frgA.load().to(cutlass.Float32) + frgB.load().to(cutlass.Float32)).to(frgC.element_type))
+        cute.copy(atom, frgC, thrC, pred=pred)
+
+    # --8<-- [end:add_tile]
+
+
+__all__ = ["MAX_COPY_BITS", "VectorizedAdd"]

@@ -1,13 +1,19 @@
-"""Plan for ``elementwise_add``: C = A + B on 1-D tensors, the copy-bandwidth roofline kernel."""
+"""Plan for ``elementwise_add``: C = A + B on 1-D tensors, the copy-bandwidth roofline kernel.
+
+The length is dynamic (one binary per dtype and config serves every ``n``); the kernel
+indexes with 32-bit integers, so ``n`` stays below 2**31.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from mla_var3.kernel.backends import CuteKernel
-from mla_var3.kernel.errors import UnsupportedShapeError
 from mla_var3.kernel.plan import Config, KernelPlan, Shape, ShapeParam, Tensors
-from mla_var3.kernel.tensors import cute_dtype, element_size, fake_tensor, randn, to_cute
+from mla_var3.kernel.tensors import cute_dtype, element_size, fake_dynamic_tensor, randn, to_cute_dynamic
+
+# Any length: no divisibility assumed (the tail is predicated).
+ANY_LENGTH = (1,)
 
 
 class ElementwiseAddPlan(KernelPlan):
@@ -16,14 +22,11 @@ class ElementwiseAddPlan(KernelPlan):
     description = "C = A + B with 128-bit vector copies and a predicated tail (any length)"
     archs = ("sm_80", "sm_90a", "sm_100a")
     dtypes = ("bfloat16", "float16", "float32")
-    shape_params = (ShapeParam("n", 1 << 27, "elements per tensor (default: 256 MiB of bf16)"),)
+    shape_params = (
+        ShapeParam("n", 1 << 27, "elements per tensor (default: 256 MiB of bf16; int32 indexing)", minimum=1, maximum=2**31 - 1),
+    )
     check_shapes = ({"n": 1000003}, {"n": 1}, {"n": 1 << 20})  # the first (full tiles + a tail) is the sanitizer shape
-
-    def validate_shape(self, shape: Shape) -> None:
-        if shape["n"] < 1:
-            raise UnsupportedShapeError(f"elementwise_add needs --n >= 1, got {shape['n']}")
-        if shape["n"] >= 1 << 31:
-            raise UnsupportedShapeError(f"elementwise_add indexes with int32: --n must be < 2**31, got {shape['n']}")
+    static_shape_params = ()  # n is dynamic
 
     def prepare_inputs(self, shape: Shape) -> Tensors:
         n = shape["n"]
@@ -50,10 +53,10 @@ class ElementwiseAddPlan(KernelPlan):
         dtype = cute_dtype(self.dtype)
 
         def compile_args(shape: Shape) -> tuple[Any, ...]:
-            return tuple(fake_tensor(dtype, (shape["n"],)) for _ in range(3))
+            return tuple(fake_dynamic_tensor(dtype, ANY_LENGTH) for _ in range(3))
 
         def launch_args(inputs: Tensors, outputs: Tensors) -> tuple[Any, ...]:
-            return (to_cute(inputs["a"]), to_cute(inputs["b"]), to_cute(outputs["c"]))
+            return tuple(to_cute_dynamic(t, ANY_LENGTH) for t in (inputs["a"], inputs["b"], outputs["c"]))
 
         return CuteKernel(
             host_fn=VectorizedAdd(threads=config["threads"], ilp=config["ilp"]),

@@ -25,12 +25,12 @@ every shape.
 Run it: ``python -m mla_var3.kernel hopper_gemm_ws --m 8192 --n 8192 --k 8192 --check``
 (on an H100/H200), or ``--compile-only --arch sm_90a`` anywhere.
 
-**In-kernel timeline** (``timeline=`` a :class:`~mla_var3.profile.timeline.TimelineLayout`
-with :data:`TIMELINE_ROLES` and :data:`TIMELINE_EVENTS`): one thread per warp role reads
-``clock64`` around the barrier waits, the TMA issue, the WGMMAs and the epilogue and writes
-the spans to an extra int64 global tensor (``timeline_buf``, after the stream). Without a
-layout the probes compile to nothing: the default cubin is the one built before they
-existed. ``timeline.py`` beside this file compiles, runs and draws it.
+**Instrumentation stays out of this file.** Two seams let a subclass time the kernel without
+a line in the loops above: :meth:`HopperGemmWS._attach_probes` (the pipeline the warp roles
+use; the default build uses it as created) and :meth:`HopperGemmWS._store_tile` (the
+epilogue of one tile), plus the optional ``timeline_buf`` argument. ``timeline.py`` beside
+this file is that subclass: it records an in-kernel timeline; with its probes stubbed it
+compiles to this file's cubin byte for byte (a test checks it).
 
 Learned from CUTLASS ``examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm.py``
 and ``dense_gemm_persistent.py`` at the pinned commit (cited ``path:line`` below); the
@@ -39,32 +39,32 @@ and the SMEM budget are ours.
 """
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import cuda.bindings.driver as cuda
 import cutlass
 import cutlass.cute as cute
+import cutlass.memory
 import cutlass.pipeline as pipeline
 import cutlass.utils.hopper_helpers as sm90_utils
 from cutlass.cute.nvgpu import OperandMajorMode, cpasync, warp, warpgroup
 from cutlass.memory import SmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
-from mla_var3.profile.timeline import TimelineLayout
-from mla_var3.profile.timeline_device import timeline_begin, timeline_end
-
 WARPGROUP_THREADS = 128
-# A Hopper block may opt into 227 KiB of SMEM; the DSL's kernels already hold 1 KiB of
-# static SMEM (cuobjdump: SHARED:1024), so 226 KiB are left for the dynamic buffers.
-SMEM_CAPACITY_SM90 = 226 * 1024
+WGMMA_M = 64  # rows of one warpgroup's WGMMA: each consumer warpgroup owns 64 rows of the CTA tile
+TILE_K = 64  # one 128-byte swizzle row of 16-bit elements per K tile
+# SMEM a Hopper block may opt into (227 KiB, from the DSL) minus the 1 KiB of static SMEM the
+# DSL's kernels already hold (cuobjdump: SHARED:1024): what the dynamic buffers may use.
+DSL_STATIC_SMEM = 1024
+SMEM_CAPACITY_SM90 = cutlass.memory.get_smem_capacity_in_bytes("sm_90") - DSL_STATIC_SMEM
 MBARRIER_BYTES = 8
 SMEM_ALIGN = 1024  # 128-byte swizzle atoms repeat every 1 KiB: align each buffer to it
 EPI_TILE_N = 32  # columns per epilogue subtile; a subtile is (64 rows, 32 cols) per warpgroup
 PRODUCER_REGISTERS = 40  # registers/thread left to the producer warpgroup
-CONSUMER_REGISTERS = 232  # 128 * (40 + 2 * 232) = 64512 <= 65536 registers per SM
-# In-kernel timeline: warp role r is warpgroup r (the producer, then the consumers); the
-# first thread of each warpgroup records. seq is the CTA's running K-step count.
-TIMELINE_ROLES = ("producer", "consumer0", "consumer1")
-TIMELINE_EVENTS = ("empty_wait", "tma_issue", "full_wait", "mma", "epilogue")
+# setmaxnreg only moves registers within the pool the CTA got at launch (168 per thread for
+# 384 threads under min_blocks_per_mp=1): 128 * (40 + 2 * 232) = 384 * 168 = 64512.
+CONSUMER_REGISTERS = 232
 
 
 # --8<-- [start:smem_budget]
@@ -97,12 +97,12 @@ def smem_budget(
     (dense_gemm_persistent.py:1008-1023 budgets the same way, with a 1 KiB allowance.)
     """
     tile_m, tile_n, tile_k = tile_mnk
-    consumer_wgs = tile_m // 64
+    consumer_wgs = tile_m // WGMMA_M
     return SmemBudget(
         barriers=_align(2 * stages * MBARRIER_BYTES),
         a_stages=_align(tile_m * tile_k * elem_bytes * stages),
         b_stages=_align(tile_n * tile_k * elem_bytes * stages),
-        c_ring=_align(64 * EPI_TILE_N * elem_bytes * epi_stages * consumer_wgs),
+        c_ring=_align(WGMMA_M * EPI_TILE_N * elem_bytes * epi_stages * consumer_wgs),
     )
 
 
@@ -117,6 +117,23 @@ def max_stages(tile_mnk: tuple[int, int, int], epi_stages: int, elem_bytes: int 
 # --8<-- [end:smem_budget]
 
 
+class Epilogue(NamedTuple):
+    """What one consumer warpgroup's epilogue keeps across its tiles (built once by ``_consume``)."""
+
+    r2s: cute.TiledCopy  # registers -> SMEM ring (stmatrix)
+    tRS_acc: cute.Tensor  # the accumulator, retiled for r2s
+    tRS_sC: cute.Tensor  # the ring partitioned for r2s: (R2S, R2S_M, R2S_N, slot)
+    sub_f32: cute.Tensor  # one subtile of the accumulator ...
+    sub_out: cute.Tensor  # ... and converted to C's dtype
+    tma_c: cute.CopyAtom  # the TMA store
+    bSG_sC: cute.Tensor  # the ring partitioned for it: (TMA, slot)
+    bSG_gC: cute.Tensor  # C in (64, 32) subtiles: (TMA, rest_m64, rest_n32)
+    ring_base: cutlass.Int32  # this warpgroup's first ring slot
+    consumer_wg: cutlass.Int32
+    is_store_warp: cutlass.Boolean  # the warpgroup's first warp issues the stores
+    barrier: pipeline.NamedBarrier  # the warpgroup's own named barrier
+
+
 class HopperGemmWS:
     """C[M,N] = A[M,K] @ B[N,K]^T on sm_90a, fp16/bf16 in, fp32 accumulate, C in the input dtype.
 
@@ -126,8 +143,10 @@ class HopperGemmWS:
     multicast (B along M, A along N). ``stages``: A/B pipeline depth (``None``: as many as
     fit). ``epi_stages``: SMEM buffers per consumer warpgroup in the epilogue ring (>= 2).
     ``raster_group_m``: cluster rows per band of the persistent tile order.
-    ``timeline``: record an in-kernel timeline into ``timeline_buf`` (``None``: no probes).
     """
+
+    # The timeline variant (timeline.py) sets this and takes a ``timeline_buf``.
+    records_timeline = False
 
     def __init__(
         self,
@@ -136,14 +155,12 @@ class HopperGemmWS:
         stages: int | None = None,
         epi_stages: int = 4,
         raster_group_m: int = 8,
-        timeline: TimelineLayout | None = None,
     ) -> None:
-        self.tile_mnk = (tile_mn[0], tile_mn[1], 64)
+        self.tile_mnk = (tile_mn[0], tile_mn[1], TILE_K)
         self.cluster_mn = tuple(cluster_mn)
         self.epi_stages = epi_stages
         self.raster_group_m = raster_group_m
-        self.timeline = timeline
-        self.consumer_wgs = tile_mn[0] // 64
+        self.consumer_wgs = tile_mn[0] // WGMMA_M
         self.threads = WARPGROUP_THREADS * (1 + self.consumer_wgs)
         self.stages = stages if stages is not None else self._compute_stages()
         self._check_config()
@@ -160,11 +177,6 @@ class HopperGemmWS:
             raise ValueError(f"cluster must be a power of two per mode with at most 4 CTAs, got {cm}x{cn}")
         if self.epi_stages < 2:
             raise ValueError("epi_stages must be >= 2 (one buffer drains while the next fills)")
-        if self.timeline is not None:
-            needed = (*TIMELINE_ROLES[: 1 + self.consumer_wgs], *TIMELINE_EVENTS)
-            missing = [n for n in needed if n not in (*self.timeline.roles, *self.timeline.events)]
-            if missing:
-                raise ValueError(f"the timeline layout lacks {missing} (this config records {needed})")
         need = smem_budget(self.tile_mnk, self.stages, self.epi_stages).total
         if need > SMEM_CAPACITY_SM90:
             raise ValueError(
@@ -188,7 +200,7 @@ class HopperGemmWS:
             OperandMajorMode.K,
             cutlass.Float32,
             (warpgroups, 1, 1),
-            tiler_mn=(64, self.tile_mnk[1]),
+            tiler_mn=(WGMMA_M, self.tile_mnk[1]),
         )
 
     def _make_smem_layouts(
@@ -201,9 +213,9 @@ class HopperGemmWS:
         c_layout = sm90_utils.make_smem_layout_epi(
             c_dtype,
             LayoutEnum.ROW_MAJOR,
-            (64, EPI_TILE_N),
+            (WGMMA_M, EPI_TILE_N),
             self.epi_stages,
-            smem_trg_shape=(64, EPI_TILE_N, self.epi_stages * self.consumer_wgs),
+            smem_trg_shape=(WGMMA_M, EPI_TILE_N, self.epi_stages * self.consumer_wgs),
         )
         return a_layout, b_layout, c_layout
 
@@ -236,7 +248,7 @@ class HopperGemmWS:
             load_op(cm), b, cute.slice_(b_layout, (None, None, 0)), (tile_n, tile_k), num_multicast=cm
         )
         tma_c, gC = cpasync.make_tiled_tma_atom(
-            cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(c_layout, (None, None, 0)), (64, EPI_TILE_N)
+            cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(c_layout, (None, None, 0)), (WGMMA_M, EPI_TILE_N)
         )
         return tma_a, gA, tma_b, gB, tma_c, gC
 
@@ -271,15 +283,15 @@ class HopperGemmWS:
     ) -> None:
         """Build the TMA descriptors and launch a persistent grid of at most ``max_clusters``
         clusters (pass the number of clusters that fit on the GPU at once). ``timeline_buf``:
-        the zeroed int64 tensor of ``timeline.words`` elements, exactly when ``timeline`` is set."""
+        the timeline variant's record buffer (``timeline.py``); the default build takes none."""
         ab_dtype = a.element_type
         c_dtype = c.element_type
         if cutlass.const_expr(
             ab_dtype not in (cutlass.Float16, cutlass.BFloat16) or b.element_type != ab_dtype
         ):
             raise TypeError(f"A and B must both be Float16 or BFloat16, got {ab_dtype} and {b.element_type}")
-        if cutlass.const_expr((self.timeline is None) != (timeline_buf is None)):
-            raise ValueError("pass timeline_buf exactly when the kernel was built with a timeline layout")
+        if cutlass.const_expr((timeline_buf is not None) != self.records_timeline):
+            raise ValueError("pass timeline_buf exactly when the kernel records a timeline (timeline.py)")
         a_layout, b_layout, c_layout = self._make_smem_layouts(ab_dtype, c_dtype)
         tma_a, gA, tma_b, gB, tma_c, gC = self._make_tma_atoms(a, b, c, a_layout, b_layout, c_layout)
         self.shared_storage = self._make_shared_storage(ab_dtype, c_dtype, a_layout, b_layout, c_layout)
@@ -301,15 +313,15 @@ class HopperGemmWS:
     # --- device side ------------------------------------------------------------------
     # --8<-- [start:tile_order]
     @cute.jit
-    def _cta_tile(
+    def _cluster_tile(
         self, work: cutlass.Int32, clusters_mn: tuple[cutlass.Int32, cutlass.Int32]
     ) -> tuple[cutlass.Int32, cutlass.Int32]:
-        """The (M, N) tile this CTA computes for work unit ``work`` of its cluster.
+        """The (M, N) cluster tile of work unit ``work``.
 
         Work units are cluster tiles in bands of ``raster_group_m`` cluster rows, each band
         walked column by column, M fastest: a wave of clusters covers a compact block of C,
-        so the A rows and B columns it reads are shared in L2. Cluster tiles that stick
-        out of C are computed on zero-filled loads and their stores are clipped by TMA.
+        so the A rows and B columns it reads are shared in L2. The last band may be shorter:
+        without the ``min`` its units would wrap into rows past C and skip tiles inside it.
         """
         clusters_m, clusters_n = clusters_mn
         per_band = self.raster_group_m * clusters_n
@@ -317,8 +329,15 @@ class HopperGemmWS:
         first_m = band * self.raster_group_m
         rows = cutlass.min(clusters_m - first_m, self.raster_group_m)
         within = work - band * per_band
-        cluster_m = first_m + within % rows
-        cluster_n = within // rows
+        return first_m + within % rows, within // rows
+
+    @cute.jit
+    def _cta_tile(
+        self, work: cutlass.Int32, clusters_mn: tuple[cutlass.Int32, cutlass.Int32]
+    ) -> tuple[cutlass.Int32, cutlass.Int32]:
+        """The (M, N) tile this CTA computes for work unit ``work`` of its cluster. Cluster
+        tiles that stick out of C are computed on zero-filled loads; TMA clips their stores."""
+        cluster_m, cluster_n = self._cluster_tile(work, clusters_mn)
         cta_m, cta_n, _ = cute.arch.block_in_cluster_idx()
         return cluster_m * self.cluster_mn[0] + cta_m, cluster_n * self.cluster_mn[1] + cta_n
 
@@ -332,27 +351,12 @@ class HopperGemmWS:
 
     # --8<-- [end:tile_order]
 
-    # --8<-- [start:timeline_probe]
-    @cute.jit
-    def _timeline_mark(
-        self,
-        buf: cute.Tensor | None,
-        role: cutlass.Int32,
-        event: cutlass.Constexpr,
-        seq: cutlass.Int32,
-        start: cutlass.Int64,
-    ) -> None:
-        """Record ``[start, now)`` as ``event`` of warp role ``role`` (its warpgroup index) at
-        K-step ``seq``, from the warpgroup's first thread. No code at all without a timeline."""
-        if cutlass.const_expr(self.timeline is not None):
-            tidx, _, _ = cute.arch.thread_idx()
-            if tidx % WARPGROUP_THREADS == 0:
-                # timeline_end takes the role by name (a compile-time string): pick it here.
-                for r in cutlass.range_constexpr(1 + self.consumer_wgs):
-                    if role == r:
-                        timeline_end(buf, self.timeline, TIMELINE_ROLES[r], event, seq, start)
-
-    # --8<-- [end:timeline_probe]
+    # --- seams for instrumentation (timeline.py overrides them) --------------------------
+    def _attach_probes(
+        self, ab_pipeline: pipeline.PipelineTmaAsync, timeline_buf: cute.Tensor | None
+    ) -> pipeline.PipelineTmaAsync:
+        """The pipeline the warp roles use: the one just created (a timeline variant wraps it)."""
+        return ab_pipeline
 
     @cute.kernel
     def kernel(
@@ -424,7 +428,8 @@ class HopperGemmWS:
             tma_b, cta_m, cute.make_layout(cm), cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2)
         )
         # --8<-- [end:tma_pipeline_setup]
-        gC = cute.local_tile(mC, (64, EPI_TILE_N), (None, None))  # (64, 32, rest_m64, rest_n32)
+        ab_pipeline = self._attach_probes(ab_pipeline, timeline_buf)
+        gC = cute.local_tile(mC, (WGMMA_M, EPI_TILE_N), (None, None))  # (64, 32, rest_m64, rest_n32)
         bSG_sC, bSG_gC = cpasync.tma_partition(
             tma_c, 0, cute.make_layout(1), cute.group_modes(sC, 0, 2), cute.group_modes(gC, 0, 2)
         )
@@ -448,7 +453,6 @@ class HopperGemmWS:
                     (tma_b, tBgB, tBsB, b_mcast_mask),
                     k_tiles,
                     clusters_mn,
-                    timeline_buf,
                 )
         else:
             cute.arch.setmaxregister_increase(CONSUMER_REGISTERS)
@@ -462,7 +466,6 @@ class HopperGemmWS:
                 warpgroup_idx - 1,
                 k_tiles,
                 clusters_mn,
-                timeline_buf,
             )
         # --8<-- [end:register_reallocation]
 
@@ -474,7 +477,6 @@ class HopperGemmWS:
         b_load: tuple[cute.CopyAtom, cute.Tensor, cute.Tensor, cutlass.Int16],
         k_tiles: cutlass.Int32,
         clusters_mn: tuple[cutlass.Int32, cutlass.Int32],
-        timeline_buf: cute.Tensor | None,
     ) -> None:
         """The producer warp: for every tile this CTA owns, stream its K tiles into the ring.
 
@@ -492,10 +494,7 @@ class HopperGemmWS:
             for k in cutlass.range(k_tiles, unroll=1):
                 # Wait until every consumer (here and in the peers we multicast to) freed the
                 # slot, then arm its full barrier with the stage's transaction bytes.
-                t = timeline_begin(self.timeline)
                 ab_pipeline.producer_acquire(state)
-                self._timeline_mark(timeline_buf, 0, "empty_wait", state.count, t)
-                t = timeline_begin(self.timeline)
                 full = ab_pipeline.producer_get_barrier(state)
                 cute.copy(
                     tma_a,
@@ -511,7 +510,6 @@ class HopperGemmWS:
                     tma_bar_ptr=full,
                     mcast_mask=b_mcast_mask,
                 )
-                self._timeline_mark(timeline_buf, 0, "tma_issue", state.count, t)
                 state.advance()
         # Do not exit while peers may still arrive on our empty barriers.
         ab_pipeline.producer_tail(state)
@@ -529,7 +527,6 @@ class HopperGemmWS:
         consumer_wg: cutlass.Int32,
         k_tiles: cutlass.Int32,
         clusters_mn: tuple[cutlass.Int32, cutlass.Int32],
-        timeline_buf: cute.Tensor | None,
     ) -> None:
         """A consumer warpgroup: WGMMA over its 64-row slice, then its own epilogue.
 
@@ -545,7 +542,6 @@ class HopperGemmWS:
         tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
         acc_shape = tiled_mma.partition_shape_C((self.tile_mnk[0], self.tile_mnk[1]))
         acc = cute.make_rmem_tensor(acc_shape, cutlass.Float32)
-        k_blocks = cute.size(tCrA, mode=[2])  # 64 / 16 = 4 WGMMAs per K tile
         tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
 
         # --8<-- [start:epilogue_setup]
@@ -555,16 +551,22 @@ class HopperGemmWS:
         wg_mma = self._make_tiled_mma(ab_dtype, 1)
         r2s = cute.make_tiled_copy_S(store_atom, cute.make_tiled_copy_C_atom(store_atom, wg_mma))
         thr_r2s = r2s.get_slice(tidx % WARPGROUP_THREADS)
-        tRS_sC = thr_r2s.partition_D(sC)  # (R2S, R2S_M, R2S_N, ring)
-        tRS_acc = r2s.retile(acc)
         sub_shape = thr_r2s.partition_S(sC).shape[:3]
-        sub_f32 = cute.make_rmem_tensor(sub_shape, cutlass.Float32)
-        sub_out = cute.make_rmem_tensor(sub_shape, c_dtype)
-        sub_size = cute.size(sub_f32)
-        subtiles = self.tile_mnk[1] // EPI_TILE_N
-        ring_base = consumer_wg * self.epi_stages
         is_store_warp = cute.arch.make_warp_uniform(cute.arch.warp_idx()) % 4 == 0  # first warp of the WG
-        epi_barrier = pipeline.NamedBarrier(barrier_id=1 + consumer_wg, num_threads=WARPGROUP_THREADS)
+        epi = Epilogue(
+            r2s=r2s,
+            tRS_acc=r2s.retile(acc),
+            tRS_sC=thr_r2s.partition_D(sC),  # (R2S, R2S_M, R2S_N, ring)
+            sub_f32=cute.make_rmem_tensor(sub_shape, cutlass.Float32),
+            sub_out=cute.make_rmem_tensor(sub_shape, c_dtype),
+            tma_c=tma_c,
+            bSG_sC=bSG_sC,
+            bSG_gC=bSG_gC,
+            ring_base=consumer_wg * self.epi_stages,
+            consumer_wg=consumer_wg,
+            is_store_warp=is_store_warp,
+            barrier=pipeline.NamedBarrier(barrier_id=1 + consumer_wg, num_threads=WARPGROUP_THREADS),
+        )
         # --8<-- [end:epilogue_setup]
 
         read = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
@@ -577,80 +579,82 @@ class HopperGemmWS:
             # --8<-- [start:wgmma_consumer_mainloop]
             acc.fill(0.0)
             # K tile 0: issue its WGMMAs and keep them in flight.
-            t = timeline_begin(self.timeline)
-            ab_pipeline.consumer_wait(read)
-            self._timeline_mark(timeline_buf, 1 + consumer_wg, "full_wait", read.count, t)
-            t_mma = timeline_begin(self.timeline)
-            warpgroup.fence()
-            for kb in cutlass.range_constexpr(k_blocks):
-                cute.gemm(
-                    tiled_mma,
-                    acc,
-                    tCrA[(None, None, kb, read.index)],
-                    tCrB[(None, None, kb, read.index)],
-                    acc,
-                )
-            warpgroup.commit_group()
-            self._timeline_mark(timeline_buf, 1 + consumer_wg, "mma", read.count, t_mma)
+            self._mma_k_tile(ab_pipeline, read, tiled_mma, acc, tCrA, tCrB)
             read.advance()
             # K tiles 1..: issue tile k, then wait until only it is in flight, so tile k-1's
             # WGMMAs are done reading SMEM and its slot can go back to the producer
             # (one WGMMA batch in flight, as dense_gemm_persistent.py:836-912).
             for _k in cutlass.range(1, k_tiles, 1, unroll=1):
-                t = timeline_begin(self.timeline)
-                ab_pipeline.consumer_wait(read)
-                self._timeline_mark(timeline_buf, 1 + consumer_wg, "full_wait", read.count, t)
-                t_mma = timeline_begin(self.timeline)
-                warpgroup.fence()
-                for kb in cutlass.range_constexpr(k_blocks):
-                    cute.gemm(
-                        tiled_mma,
-                        acc,
-                        tCrA[(None, None, kb, read.index)],
-                        tCrB[(None, None, kb, read.index)],
-                        acc,
-                    )
-                warpgroup.commit_group()
+                self._mma_k_tile(ab_pipeline, read, tiled_mma, acc, tCrA, tCrB)
                 warpgroup.wait_group(1)
-                self._timeline_mark(timeline_buf, 1 + consumer_wg, "mma", read.count, t_mma)
                 ab_pipeline.consumer_release(release)
                 release.advance()
                 read.advance()
             warpgroup.wait_group(0)
-            # The last K tile's span runs on until all its WGMMAs are done (rewrites its record).
-            self._timeline_mark(timeline_buf, 1 + consumer_wg, "mma", read.count - 1, t_mma)
             ab_pipeline.consumer_release(release)
             release.advance()
             # --8<-- [end:wgmma_consumer_mainloop]
-
-            # --8<-- [start:epilogue]
-            # Subtile j of this warpgroup's 64 x tile_n slice -> ring slot -> TMA store. The
-            # store warp waits (before the barrier) until at most epi_stages-2 stores still
-            # read the ring, so after the barrier the slot the NEXT subtile writes is free:
-            # one named barrier per subtile instead of two (dense_gemm_persistent.py:933-969).
-            t = timeline_begin(self.timeline)
-            for j in cutlass.range_constexpr(subtiles):
-                for v in cutlass.range_constexpr(sub_size):
-                    sub_f32[v] = tRS_acc[j * sub_size + v]
-                sub_out.store(sub_f32.load().to(c_dtype))
-                slot = ring_base + stored % self.epi_stages
-                cute.copy(r2s, sub_out, tRS_sC[(None, None, None, slot)])
-                # Make the generic-proxy SMEM writes visible to the TMA (async proxy).
-                cute.arch.fence_proxy("async.shared", space="cta")
-                if is_store_warp:
-                    cute.arch.cp_async_bulk_wait_group(self.epi_stages - 2, read=True)
-                epi_barrier.arrive_and_wait()
-                if is_store_warp:
-                    m64 = m_tile * self.consumer_wgs + consumer_wg
-                    n32 = n_tile * subtiles + j
-                    cute.copy(tma_c, bSG_sC[(None, slot)], bSG_gC[(None, m64, n32)])
-                    cute.arch.cp_async_bulk_commit_group()
-                stored += 1
-            # The epilogue's seq is the last K step of its tile.
-            self._timeline_mark(timeline_buf, 1 + consumer_wg, "epilogue", read.count - 1, t)
-            # --8<-- [end:epilogue]
+            stored = self._store_tile(epi, m_tile, n_tile, stored)
         if is_store_warp:
             cute.arch.cp_async_bulk_wait_group(0, read=True)  # SMEM must outlive the stores
 
+    # --8<-- [start:wgmma_k_tile]
+    @cute.jit
+    def _mma_k_tile(
+        self,
+        ab_pipeline: pipeline.PipelineTmaAsync,
+        read: pipeline.PipelineState,
+        tiled_mma: cute.TiledMma,
+        acc: cute.Tensor,
+        tCrA: cute.Tensor,
+        tCrB: cute.Tensor,
+    ) -> None:
+        """Wait until the stage ``read`` points at is full, then issue its K tile's WGMMAs
+        (64 / 16 = 4 per K tile) as one group; they are still in flight on return."""
+        ab_pipeline.consumer_wait(read)
+        warpgroup.fence()
+        for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+            cute.gemm(tiled_mma, acc, tCrA[(None, None, kb, read.index)], tCrB[(None, None, kb, read.index)], acc)
+        warpgroup.commit_group()
 
-__all__ = ["TIMELINE_EVENTS", "TIMELINE_ROLES", "HopperGemmWS", "SmemBudget", "max_stages", "smem_budget"]
+    # --8<-- [end:wgmma_k_tile]
+
+    # --8<-- [start:epilogue]
+    @cute.jit
+    def _store_tile(
+        self, epi: Epilogue, m_tile: cutlass.Int32, n_tile: cutlass.Int32, stored: cutlass.Int32
+    ) -> cutlass.Int32:
+        """Store this warpgroup's 64 x tile_n slice of C tile (m_tile, n_tile); returns
+        ``stored`` (subtiles stored so far: the ring position) advanced past it.
+
+        Subtile j -> ring slot -> TMA store. The store warp waits (before the barrier) until at
+        most epi_stages-2 stores still read the ring, so after the barrier the slot the NEXT
+        subtile writes is free: one named barrier per subtile instead of two
+        (dense_gemm_persistent.py:933-969).
+        """
+        subtiles = self.tile_mnk[1] // EPI_TILE_N
+        sub_size = cute.size(epi.sub_f32)
+        c_dtype = epi.sub_out.element_type
+        for j in cutlass.range_constexpr(subtiles):
+            for v in cutlass.range_constexpr(sub_size):
+                epi.sub_f32[v] = epi.tRS_acc[j * sub_size + v]
+            epi.sub_out.store(epi.sub_f32.load().to(c_dtype))
+            slot = epi.ring_base + stored % self.epi_stages
+            cute.copy(epi.r2s, epi.sub_out, epi.tRS_sC[(None, None, None, slot)])
+            # Make the generic-proxy SMEM writes visible to the TMA (async proxy).
+            cute.arch.fence_proxy("async.shared", space="cta")
+            if epi.is_store_warp:
+                cute.arch.cp_async_bulk_wait_group(self.epi_stages - 2, read=True)
+            epi.barrier.arrive_and_wait()
+            if epi.is_store_warp:
+                m64 = m_tile * self.consumer_wgs + epi.consumer_wg
+                n32 = n_tile * subtiles + j
+                cute.copy(epi.tma_c, epi.bSG_sC[(None, slot)], epi.bSG_gC[(None, m64, n32)])
+                cute.arch.cp_async_bulk_commit_group()
+            stored += 1
+        return stored
+
+    # --8<-- [end:epilogue]
+
+
+__all__ = ["Epilogue", "HopperGemmWS", "SmemBudget", "max_stages", "smem_budget"]

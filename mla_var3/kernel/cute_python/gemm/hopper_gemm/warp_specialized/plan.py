@@ -9,55 +9,61 @@ multicasting B, 4 stages). The kernel is compiled once per config for dynamic M,
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mla_var3.kernel.backends import CuteKernel
 from mla_var3.kernel.cute_python.gemm.common import GemmPlanBase, check_rows_16b_aligned
 from mla_var3.kernel.plan import Config, Shape, Tensors
-from mla_var3.kernel.tensors import cute_dtype
+from mla_var3.kernel.tensors import cute_dtype, fake_dynamic_tensor, to_cute_dynamic
 
-# Compile-only runs have no GPU to ask: use an H100/H200's 132 SMs (only the grid size
-# depends on it, and the grid is a launch argument, not part of the binary).
+if TYPE_CHECKING:
+    from mla_var3.profile.timeline import Timeline
+
+# Divisibility of (rows, cols) the binary assumes for A, B and C: 16-byte rows (8 16-bit
+# elements) for TMA, and B's rows a multiple of 8 as well.
+A_DIVISIBILITY, B_DIVISIBILITY, C_DIVISIBILITY = (1, 8), (8, 8), (1, 8)
+# The persistent grid's size is a launch argument (an Int32), not part of the binary: a
+# compile-only build passes this stand-in, the H100/H200 SM count.
 COMPILE_SM_COUNT = 132
 
 
-def _gemm_operand(dtype: Any, rows_divisibility: int) -> Any:
-    """A tensor-free row-major (rows, cols) operand: dynamic extents, cols a multiple of 8."""
-    import cutlass.cute as cute
-    from cutlass.cute.runtime import make_fake_compact_tensor
-
-    shape = (cute.sym_int(divisibility=rows_divisibility), cute.sym_int(divisibility=8))
-    return make_fake_compact_tensor(dtype, shape, stride_order=(1, 0), assumed_align=16)
-
-
-def _as_gemm_operand(t: Any, rows_divisibility: int) -> Any:
-    """A real row-major torch tensor marked exactly like :func:`_gemm_operand`."""
-    from cutlass.cute.runtime import from_dlpack
-
-    return (
-        from_dlpack(t, assumed_align=16)
-        .mark_compact_shape_dynamic(mode=0, stride_order=(0, 1), divisibility=rows_divisibility)
-        .mark_compact_shape_dynamic(mode=1, stride_order=(0, 1), divisibility=8)
-    )
-
-
-def gemm_from_config(config: Config, timeline: Any = None) -> Any:
-    """The kernel object of a config (``timeline``: a ``TimelineLayout`` to compile the probes in)."""
+def gemm_from_config(config: Config) -> Any:
+    """The kernel object of a config."""
     from mla_var3.kernel.cute_python.gemm.hopper_gemm.warp_specialized.kernel import HopperGemmWS
 
-    return HopperGemmWS(
-        tile_mn=tuple(config["tile_mn"]),
-        cluster_mn=tuple(config["cluster_mn"]),
-        stages=config["stages"],
-        timeline=timeline,
+    return HopperGemmWS(**gemm_kwargs(config))
+
+
+def gemm_kwargs(config: Config) -> dict[str, Any]:
+    """The kernel's constructor arguments for a config (the timeline variant takes the same)."""
+    return {"tile_mn": tuple(config["tile_mn"]), "cluster_mn": tuple(config["cluster_mn"]), "stages": config["stages"]}
+
+
+def compile_operands(dtype: str) -> tuple[Any, Any, Any]:
+    """Fake A, B and C with the divisibility the binary assumes (tensor-free)."""
+    ab = cute_dtype(dtype)
+    return (
+        fake_dynamic_tensor(ab, A_DIVISIBILITY),
+        fake_dynamic_tensor(ab, B_DIVISIBILITY),
+        fake_dynamic_tensor(ab, C_DIVISIBILITY),
     )
+
+
+def launch_operands(a: Any, b: Any, c: Any) -> tuple[Any, Any, Any]:
+    """Real A, B and C marked like :func:`compile_operands`."""
+    return to_cute_dynamic(a, A_DIVISIBILITY), to_cute_dynamic(b, B_DIVISIBILITY), to_cute_dynamic(c, C_DIVISIBILITY)
 
 
 @cache
-def _sm_count(device_index: int) -> int:
+def max_active_clusters(cluster_size: int, device_index: int = 0) -> int:
+    """How many clusters of ``cluster_size`` CTAs (one CTA per SM) the GPU runs at once: the
+    persistent grid. Asks the driver's occupancy calculator (``HardwareInfo``), which knows
+    how clusters pack into GPCs; needs a GPU."""
     import torch
+    from cutlass.utils import HardwareInfo
 
-    return torch.cuda.get_device_properties(device_index).multi_processor_count
+    with torch.cuda.device(device_index):
+        return HardwareInfo(device_index).get_max_active_clusters(cluster_size)
 
 
 class HopperGemmWSPlan(GemmPlanBase):
@@ -65,6 +71,7 @@ class HopperGemmWSPlan(GemmPlanBase):
     description = "warp-specialized persistent GEMM: TMA multicast, mbarrier pipeline, WGMMA, setmaxnreg, TMA-store epilogue"
     archs = ("sm_90a",)
     backend = "cute"
+    static_shape_params = ()  # M, N and K are dynamic: one binary per config and dtype
 
     def validate_shape(self, shape: Shape) -> None:
         super().validate_shape(shape)
@@ -80,21 +87,15 @@ class HopperGemmWSPlan(GemmPlanBase):
 
     def plan(self, config: Config) -> CuteKernel:
         gemm = gemm_from_config(config)
-        ab = cute_dtype(self.dtype)
         cluster_size = gemm.cluster_mn[0] * gemm.cluster_mn[1]
 
         def compile_args(shape: Shape) -> tuple[Any, ...]:
-            return (
-                _gemm_operand(ab, 1),
-                _gemm_operand(ab, 8),
-                _gemm_operand(ab, 1),
-                COMPILE_SM_COUNT // cluster_size,
-            )
+            return (*compile_operands(self.dtype), COMPILE_SM_COUNT // cluster_size)
 
         def launch_args(inputs: Tensors, outputs: Tensors) -> tuple[Any, ...]:
             a, b, c = inputs["a"], inputs["b"], outputs["c"]
-            max_clusters = _sm_count(a.device.index or 0) // cluster_size
-            return (_as_gemm_operand(a, 1), _as_gemm_operand(b, 8), _as_gemm_operand(c, 1), max_clusters)
+            max_clusters = max_active_clusters(cluster_size, a.device.index or 0)
+            return (*launch_operands(a, b, c), max_clusters)
 
         return CuteKernel(
             host_fn=gemm,
@@ -103,9 +104,8 @@ class HopperGemmWSPlan(GemmPlanBase):
             dynamic_smem_bytes=lambda shape: gemm.dynamic_smem_bytes(),
         )
 
-    def record_timeline(self, shape: Shape, config: Config) -> tuple[list[Any], Any, str]:
-        """The in-kernel timeline of one launch on this GPU: spans, TMA overlap, SVG
-        (``--prof_type=annotation`` calls it; see ``timeline.py`` beside this file)."""
+    def record_timeline(self, shape: Shape, config: Config) -> Timeline:
+        """The in-kernel timeline of one launch on this GPU (see ``timeline.py`` beside this file)."""
         from mla_var3.kernel.cute_python.gemm.hopper_gemm.warp_specialized.timeline import record_timeline
 
         return record_timeline(shape, config, dtype=self.dtype)

@@ -14,30 +14,10 @@ from mla_var3.kernel.backends import CuteKernel
 from mla_var3.kernel.cute_python.gemm.common import GemmPlanBase, check_rows_16b_aligned
 from mla_var3.kernel.errors import UnsupportedShapeError
 from mla_var3.kernel.plan import Config, Shape, Tensors
-from mla_var3.kernel.tensors import cute_dtype, element_size
+from mla_var3.kernel.tensors import cute_dtype, element_size, fake_dynamic_tensor, to_cute_dynamic
 
 TILE_M = 128
 K_DIVISIBILITY = 8  # 16-byte rows of 16-bit elements, as TMA requires
-
-
-def _operand(dtype: Any, rows_divisibility: int, cols_divisibility: int) -> Any:
-    """A tensor-free row-major (rows, cols) operand with dynamic extents of the given divisibility."""
-    import cutlass.cute as cute
-    from cutlass.cute.runtime import make_fake_compact_tensor
-
-    shape = (cute.sym_int(divisibility=rows_divisibility), cute.sym_int(divisibility=cols_divisibility))
-    return make_fake_compact_tensor(dtype, shape, stride_order=(1, 0), assumed_align=16)
-
-
-def _as_operand(t: Any, rows_divisibility: int, cols_divisibility: int) -> Any:
-    """A real row-major torch tensor marked exactly like :func:`_operand`."""
-    from cutlass.cute.runtime import from_dlpack
-
-    return (
-        from_dlpack(t, assumed_align=16)
-        .mark_compact_shape_dynamic(mode=0, stride_order=(0, 1), divisibility=rows_divisibility)
-        .mark_compact_shape_dynamic(mode=1, stride_order=(0, 1), divisibility=cols_divisibility)
-    )
 
 
 class Sm100GemmTcgen05Plan(GemmPlanBase):
@@ -84,16 +64,16 @@ class Sm100GemmTcgen05Plan(GemmPlanBase):
         def compile_args(shape: Shape) -> tuple[Any, ...]:
             self._check_tile_n(shape, tile_n)
             return (
-                _operand(dtype, TILE_M, K_DIVISIBILITY),
-                _operand(dtype, tile_n, K_DIVISIBILITY),
-                _operand(dtype, TILE_M, tile_n),
+                fake_dynamic_tensor(dtype, (TILE_M, K_DIVISIBILITY)),
+                fake_dynamic_tensor(dtype, (tile_n, K_DIVISIBILITY)),
+                fake_dynamic_tensor(dtype, (TILE_M, tile_n)),
             )
 
         def launch_args(inputs: Tensors, outputs: Tensors) -> tuple[Any, ...]:
             return (
-                _as_operand(inputs["a"], TILE_M, K_DIVISIBILITY),
-                _as_operand(inputs["b"], tile_n, K_DIVISIBILITY),
-                _as_operand(outputs["c"], TILE_M, tile_n),
+                to_cute_dynamic(inputs["a"], (TILE_M, K_DIVISIBILITY)),
+                to_cute_dynamic(inputs["b"], (tile_n, K_DIVISIBILITY)),
+                to_cute_dynamic(outputs["c"], (TILE_M, tile_n)),
             )
 
         return CuteKernel(
