@@ -3,11 +3,9 @@ for sm_100a without spills, launches with the SMEM its budget says, and its SASS
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -26,7 +24,6 @@ from mla_var3.kernel.errors import ArchError, UnsupportedShapeError
 from mla_var3.kernel.plan import KernelPlan
 from mla_var3.kernel.upstream import EXAMPLES_ROOT, cutlass_dir
 
-ROOT = Path(__file__).resolve().parents[1]
 SMEM_LIMIT_SM100 = 227 * 1024  # opt-in dynamic SMEM per block on a B200
 STEPS: dict[str, type[KernelPlan]] = {
     "0": STEP_0,
@@ -171,25 +168,6 @@ def test_sm90a_is_refused_with_one_clean_message() -> None:
             ArchError, match=r"does not support sm_90a; it supports sm_100a \(pass --arch sm_100a\)"
         ):
             check_supported(plan.name, plan.archs, "sm_90a")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mla_var3.kernel",
-            "cutlass_fp16_gemm_3_1",
-            "--compile-only",
-            "--arch",
-            "sm_90a",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [
-        "error: kernel 'cutlass_fp16_gemm_3_1' does not support sm_90a; it supports sm_100a (pass --arch sm_100a)"
-    ]
 
 
 @pytest.mark.parametrize(
