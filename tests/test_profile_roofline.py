@@ -62,6 +62,8 @@ def _overlap(a: tuple, b: tuple) -> bool:
 def test_labels_of_points_at_the_same_place_never_overlap() -> None:
     boxes = place_labels([(100.0, 50.0)] * 4 + [(100.0, 58.0)], [(80.0, 12.0)] * 5)
     assert all(not _overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    near_edge = place_labels([(180.0, 50.0), (180.0, 50.0)], [(80.0, 12.0)] * 2, right=200.0)
+    assert all(box[2] <= 180.0 for box in near_edge) and not _overlap(*near_edge)  # flipped left of the point
     points = tuple(roofline(2e12, 1e9, t, CEILINGS, label=f"kernel {i} at 8192^3") for i, t in enumerate((1e-2, 1e-2, 1.01e-2)))
     figure = draw_roofline([RooflineRun("run 1", tuple(CEILINGS), points)])
     drawn = figure.label_boxes

@@ -155,20 +155,24 @@ def _overlaps(a: Box, b: Box) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def place_labels(anchors: Sequence[tuple[float, float]], sizes: Sequence[tuple[float, float]], gap: float = 2.0) -> list[Box]:
+def place_labels(
+    anchors: Sequence[tuple[float, float]], sizes: Sequence[tuple[float, float]], right: float | None = None, gap: float = 2.0
+) -> list[Box]:
     """Boxes for labels of ``sizes`` (w, h) next to ``anchors`` (x, y; y up), no two overlapping.
 
-    Each label starts right of its anchor, centred on it; if it would touch a label already
-    placed it moves down, then up, one label height at a time, until it is clear.
+    Each label starts beside its anchor, centred on it -- right of it, or left where it would
+    cross ``right`` (the plot's edge); if it would touch a label already placed it moves down,
+    then up, one label height at a time, until it is clear.
     """
     placed: list[Box] = []
     boxes: dict[int, Box] = {}
     reach = 4 * (len(anchors) + 1)
     for i in sorted(range(len(anchors)), key=lambda i: (-anchors[i][1], anchors[i][0])):
         (x, y), (w, h) = anchors[i], sizes[i]
+        x0 = x - 6 - w if right is not None and x + 6 + w > right else x + 6
         shifts = [0.0] + [sign * (h + gap) * k for k in range(1, reach) for sign in (-1, 1)]
         for shift in shifts:
-            box = (x + 6, y - h / 2 + shift, x + 6 + w, y + h / 2 + shift)
+            box = (x0, y - h / 2 + shift, x0 + w, y + h / 2 + shift)
             if not any(_overlaps(box, other) for other in placed):
                 break
         placed.append(box)
@@ -249,7 +253,7 @@ def _place_texts(fig: object, canvas: object, ax: object, texts: list) -> list[B
     for text, _ in texts:
         extent = text.get_window_extent(renderer)
         sizes.append((extent.width, extent.height))
-    boxes = place_labels(anchors, sizes)  # type: ignore[arg-type]
+    boxes = place_labels(anchors, sizes, right=ax.bbox.x1)  # type: ignore[arg-type, attr-defined]
     to_points = 72 / fig.dpi  # type: ignore[attr-defined]
     for (text, _), (x, y), box in zip(texts, anchors, boxes, strict=True):
         text.set_position(((box[0] - x) * to_points, (box[1] - y) * to_points))
