@@ -2,23 +2,33 @@
 
 Environments are reusable (``nox -R`` skips re-installing). torch is pinned to the CPU build
 that the package index here serves as a local file; the GPU machine brings its own torch.
+``new-pattern`` installs only the page model (the ``pages`` extra), no torch.
+
+The CUTLASS pin (``third_party/cutlass.lock``) is read by ``mla_var3.project``, the one reader of
+it; ``nox -s cutlass`` and ``publish`` check it out from ``$CUTLASS_GIT_DIR`` (a local clone or
+bare mirror) when set, else from the lock's repository URL.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import nox
+
+ROOT = Path(__file__).parent
+sys.path.insert(0, str(ROOT))  # mla_var3.project is stdlib-only: nox's own Python can import it
+
+from mla_var3.project import CUTLASS_GIT_DIR_ENV, DEFAULT_CUTLASS_DIR, read_pin  # noqa: E402
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["lint", "tests"]
 
-ROOT = Path(__file__).parent
 TORCH_CPU = "torch==2.13.0"
 QUIET_ENV = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true", "PYTHONUNBUFFERED": "1"}
 
@@ -69,8 +79,13 @@ def serve(session: nox.Session) -> None:
 
 @nox.session(name="new-pattern")
 def new_pattern(session: nox.Session) -> None:
-    """Scaffold a page: nox -s new-pattern -- <id> --kind optimization --scope cute-dsl."""
-    _install(session, "docs,dev,analysis")
+    """Scaffold a page: nox -s new-pattern -- <id> --kind optimization --scope cute-dsl.
+
+    A light environment: only the page model's dependencies (the ``pages`` extra), run from the source
+    tree (``python -m`` puts the repository root on the path), so no torch and no CuTe DSL.
+    """
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    session.install(*extras["pages"])
     session.run("python", "-m", "mla_var3.knowledge", "new", *session.posargs, env=QUIET_ENV)
 
 
@@ -91,7 +106,8 @@ def publish(session: nox.Session) -> None:
     _install(session, "docs,dev,analysis")
     _checkout_cutlass(session)
     session.run("python", "-m", "mla_var3.evidence", "gate", env=QUIET_ENV)
-    session.run("mkdocs", "build", "--strict", env=QUIET_ENV)
+    # Claims the evidence cannot back (missing, stale, cross-run) are errors here, warnings in `docs`.
+    session.run("mkdocs", "build", "--strict", env={**QUIET_ENV, "KNOWLEDGE_CLAIMS": "error"})
 
 
 @nox.session(python=False)
@@ -105,10 +121,10 @@ def cutlass(session: nox.Session) -> None:
 
 
 def _checkout_cutlass(session: nox.Session) -> None:
-    lock = (ROOT / "third_party" / "cutlass.lock").read_text()
-    commit = re.search(r'^commit = "([0-9a-f]{40})"', lock, re.M).group(1)  # type: ignore[union-attr]
-    url = os.environ.get("CUTLASS_GIT_DIR") or re.search(r'^repository = "(.+)"', lock, re.M).group(1)  # type: ignore[union-attr]
-    dest = ROOT / "third_party" / "cutlass"
+    pin = read_pin(ROOT)
+    commit = pin.commit
+    url = os.environ.get(CUTLASS_GIT_DIR_ENV) or pin.repository
+    dest = ROOT / DEFAULT_CUTLASS_DIR
     if dest.exists():
         head = subprocess.run(["git", "-C", str(dest), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
         if head == commit:

@@ -248,7 +248,7 @@ def test_new_pattern_refuses_a_taken_id(site: Path) -> None:
         [sys.executable, "-m", "mla_var3.knowledge", "--root", str(site), "new", "alpha", "--kind", "anti-pattern", "--scope", "shared"],
         env=run_env(), capture_output=True, text=True, check=False,
     )  # fmt: skip
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "id 'alpha' is taken by docs/knowledge/optimizations/alpha.md" in result.stderr
     assert "Traceback" not in result.stderr
 

@@ -2,6 +2,10 @@
 
     python -m mla_var3.knowledge new multistage-tma-pipeline --kind optimization --scope cute-dsl
     python -m mla_var3.knowledge lint
+
+Exit status: 0 done; 1 pages with problems (each listed as file:line); 2 a bad request (one line
+saying what to change). ``new`` needs only the page model (``pip install .[pages]``: no torch, no
+MkDocs), which is what ``nox -s new-pattern`` installs; ``lint`` also reads code with griffe.
 """
 
 from __future__ import annotations
@@ -10,13 +14,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from mla_var3.knowledge.checks import lint_site
-from mla_var3.knowledge.citations import CutlassTree
 from mla_var3.knowledge.errors import KnowledgeError
-from mla_var3.knowledge.pages import load_site
 from mla_var3.knowledge.scaffold import ScaffoldError, new_page
 from mla_var3.knowledge.schema import ARCHS, KINDS, SCOPES
-from mla_var3.knowledge.symbols import SymbolResolver
 from mla_var3.project import read_pin
 
 
@@ -41,15 +41,24 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "new":
             path = new_page(docs_dir, root, args.id, args.kind, args.scope, args.title, args.arch, args.tag)
-            print(f"wrote {path.relative_to(root)}; edit it, then build the site (nox -s docs)")
+            print(f"wrote {path.relative_to(root)}; replace its italic instructions, then build (nox -s docs) and check it (nox -s lint)")
             return 0
         return _lint(docs_dir, root, citations=not args.no_citations)
-    except (ScaffoldError, KnowledgeError, ValueError) as error:
+    except ScaffoldError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except (KnowledgeError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
 
 
 def _lint(docs_dir: Path, root: Path, citations: bool) -> int:
+    # Imported here, not above: `new` runs in the light page-model environment, without griffe.
+    from mla_var3.knowledge.checks import lint_site
+    from mla_var3.knowledge.citations import CutlassTree
+    from mla_var3.knowledge.pages import load_site
+    from mla_var3.knowledge.symbols import SymbolResolver
+
     site = load_site(docs_dir, root)
     cutlass = CutlassTree.locate(root, read_pin(root).commit) if citations else None
     problems = lint_site(site, SymbolResolver(root), cutlass)

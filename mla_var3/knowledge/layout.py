@@ -14,7 +14,8 @@ KIND_FOLDERS = {"devlog": "kernels", "study-note": "examples", "path": "paths"}
 MANAGED_FOLDERS = frozenset(PATTERN_FOLDERS.values()) | frozenset(KIND_FOLDERS.values())
 
 TAGS_FILE = "knowledge/tags.yml"
-EVIDENCE_GUIDE = "evidence-guide.md"  # how to read an evidence block; every block links it
+EVIDENCE_GUIDE = "evidence-guide.md"
+CONTRIBUTING = "contributing"  # the project's own design, workflow and how-tos (free pages)  # how to read an evidence block; every block links it
 CUTE_DSL_INDEX = "knowledge/languages/cute-dsl/index.md"
 
 # Written by the build (mkdocs-gen-files), never committed.

@@ -12,7 +12,8 @@ NavItem = str | dict[str, Any]
 
 
 def build_nav(site: Site) -> list[NavItem]:
-    """Home, free-form top-level pages, learning paths, knowledge (catalogs, patterns, CuTe DSL), notes, devlogs."""
+    """Home, free-form top-level pages, learning paths, knowledge (catalogs, patterns, CuTe DSL), notes, devlogs,
+    then the contributor guides."""
     placed: set[str] = set()
 
     def entry(page: Page) -> NavItem:
@@ -54,6 +55,10 @@ def build_nav(site: Site) -> list[NavItem]:
     nav.append({"Knowledge": knowledge})
     nav += section("Study notes", layout.KIND_FOLDERS["study-note"])
     nav += section("Devlogs", layout.KIND_FOLDERS["devlog"])
+    guides = sorted((p for p in site.pages.values() if posixpath.dirname(p.src) == layout.CONTRIBUTING), key=lambda p: p.title)
+    guides.sort(key=lambda p: p.src != f"{layout.CONTRIBUTING}/index.md")  # its index first
+    if guides:
+        nav.append({"Contributing": [entry(p) for p in guides]})
 
     rest = sorted((p for p in site.pages.values() if p.src not in placed), key=lambda p: p.src)
     if rest:
