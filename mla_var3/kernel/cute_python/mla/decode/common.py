@@ -253,12 +253,22 @@ def scale_rows(o_mn: cute.Tensor, factors: cute.Tensor) -> None:
 
 
 @cute.jit
-def zero_kv_rows(s_kv: cute.Tensor, first_row: cutlass.Int32, tidx: cutlass.Int32, threads: cutlass.Constexpr) -> None:
-    """Zero rows ``first_row..63`` of one KV stage ``(64, 576)``: rows past the sequence hold
-    whatever the cache held (NaN in our tests), and ``0 * NaN`` in ``P V`` would be NaN."""
-    count = (TILE_N - first_row) * D_QK
+def zero_kv_rows(
+    s_kv: cute.Tensor,
+    first_row: cutlass.Int32,
+    col0: cutlass.Constexpr,
+    cols: cutlass.Constexpr,
+    tidx: cutlass.Int32,
+    threads: cutlass.Constexpr,
+) -> None:
+    """Zero rows ``first_row..63``, columns ``col0..col0+cols-1`` of one KV stage ``(64, 576)``.
+
+    Rows past the sequence hold whatever the cache held (NaN in our tests): the scores of
+    those rows are masked with a select, but V enters ``P V`` as ``0 * NaN = NaN``.
+    """
+    count = (TILE_N - first_row) * cols
     for idx in cutlass.range(tidx, count, threads, unroll=1):
-        s_kv[first_row + idx // D_QK, idx % D_QK] = s_kv.element_type(0)
+        s_kv[first_row + idx // cols, col0 + idx % cols] = s_kv.element_type(0)
 
 
 @cute.jit
