@@ -210,6 +210,14 @@ def test_runner_survives_raise_hang_and_segfault(fake_env: Path) -> None:
     assert verify([Target("fake_good", "n8-float32")], timeout=60)[0].status == "fresh"
 
 
+def test_a_plan_that_cannot_run_here_is_skipped_with_its_reason(fake_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = registry.get_plan("fake_good")
+    monkeypatch.setattr(plan, "unavailable_reason", classmethod(lambda cls: "the peer library is not built (run its build script)"))
+    outcome = verify([Target("fake_good", "n8-float32")], only="fake_good/*", timeout=60)[0]
+    assert (outcome.status, outcome.reason) == ("skipped", "the peer library is not built (run its build script)")
+    assert all_records(fake_env) == []
+
+
 def test_a_timeout_kills_the_whole_process_tree(tmp_path: Path) -> None:
     from mla_var3.evidence.verify import _child_json
 

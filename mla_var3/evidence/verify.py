@@ -106,6 +106,9 @@ def verify_one(target: Target, gpu: GpuInfo | None, force: bool, timeout: float,
         upstream = upstream_of(target.kernel)
     except (UserError, EvidenceError) as exc:
         return Outcome(target.label, "failed", str(exc))
+    unavailable = get_plan(target.kernel).unavailable_reason()
+    if unavailable:
+        return Outcome(target.label, "skipped", unavailable)
     path = record_path(target.kernel, target.config, slug, base)
     if not force and mode == "compile":
         # A fresh run from a GPU machine outranks a compile this machine could add.
@@ -139,6 +142,10 @@ def verify_group(group: Group, config: str, gpu: GpuInfo | None, force: bool, ti
     start = time.perf_counter()
     if gpu is None or any(runnable_arch(get_plan(m.kernel).archs, gpu.cc) is None for m in group.members):
         return Outcome(label, "skipped", "a group is timed on a GPU that runs every member")
+    for m in group.members:
+        unavailable = get_plan(m.kernel).unavailable_reason()
+        if unavailable:
+            return Outcome(label, "skipped", f"member {m.id}: {unavailable}")
     if not force:
         for old in group_records_for(group.name, config, base):
             if old.device_slug == gpu.slug and group_staleness(old) is None and all(m.correctness.passed for m in old.members):
