@@ -248,7 +248,7 @@ def finish_rows(row_max: cute.Tensor, row_sum: cute.Tensor, inv_sum: cute.Tensor
 def scale_rows(o_mn: cute.Tensor, factors: cute.Tensor) -> None:
     """``o[i, :] *= factors[i]`` on this thread's rows of an accumulator view."""
     for i in cutlass.range_constexpr(cute.size(o_mn, mode=[0])):
-        for j in cutlass.range_constexpr(cute.size(o_mn, mode=[1])):
+        for j in cutlass.range(cute.size(o_mn, mode=[1]), unroll_full=True):
             o_mn[i, j] = o_mn[i, j] * factors[i]
 
 

@@ -444,7 +444,7 @@ class MlaDecodeV0:
         oc_mn = common.acc_mn(thr_pv.partition_C(cute.make_identity_tensor(tile)))
         for i in cutlass.range_constexpr(row_count):
             if m_tile * TILE_M + oc_mn[i, 0][0] < rows:
-                for j in cutlass.range_constexpr(cute.size(o_mn, mode=[1])):
+                for j in cutlass.range(cute.size(o_mn, mode=[1]), unroll_full=True):
                     g_mn[i, j] = o_mn[i, j].to(gO.element_type)
 
 
