@@ -45,12 +45,12 @@ SOFTMAX_SCALE = 1.0 / math.sqrt(D_QK)
 LENGTH_SEED = 0  # seeds the variable lengths and the page permutation (data stays fresh randn)
 
 MLA_SHAPE_PARAMS = (
-    ShapeParam("b", 128, "batch: sequences decoded together"),
-    ShapeParam("s", 1, "query tokens per sequence, s_q (1, or 2 with causal masking inside the block)"),
-    ShapeParam("t", 8192, "KV length s_k of every sequence (the mean with --varlen 1)"),
-    ShapeParam("h", 128, "query heads h_q, all sharing the one latent KV head"),
-    ShapeParam("page", 64, "rows per page of the paged KV cache"),
-    ShapeParam("varlen", 0, "1: lengths round(N(t, t/2)) clipped to [s, 2t], seeded; 0: every length is t"),
+    ShapeParam("b", 128, "batch: sequences decoded together", minimum=1),
+    ShapeParam("s", 1, "query tokens per sequence, s_q (1, or 2 with causal masking inside the block)", minimum=1),
+    ShapeParam("t", 8192, "KV length s_k of every sequence (the mean with --varlen 1)", minimum=1),
+    ShapeParam("h", 128, "query heads h_q, all sharing the one latent KV head", minimum=1),
+    ShapeParam("page", 64, "rows per page of the paged KV cache", minimum=1),
+    ShapeParam("varlen", 0, "1: lengths round(N(t, t/2)) clipped to [s, 2t], seeded; 0: every length is t", maximum=1),
 )
 
 
@@ -189,11 +189,7 @@ class MlaDecodePlanBase(KernelPlan):
     )
 
     def validate_shape(self, shape: Shape) -> None:
-        for dim in ("b", "s", "t", "h", "page"):
-            if shape[dim] < 1:
-                raise UnsupportedShapeError(f"{self.name} needs --{dim} >= 1, got {shape[dim]}")
-        if shape["varlen"] not in (0, 1):
-            raise UnsupportedShapeError(f"{self.name} needs --varlen 0 or 1, got {shape['varlen']}")
+        """Beyond the flags' bounds (``check_shape``): every causal query row must see a KV row."""
         if shape["t"] < shape["s"]:
             raise UnsupportedShapeError(
                 f"{self.name} needs --t (={shape['t']}) >= --s (={shape['s']}): with causal masking inside "

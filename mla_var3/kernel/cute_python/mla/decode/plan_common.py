@@ -94,6 +94,9 @@ class MlaDecodeCutePlanBase(MlaDecodePlanBase):
 
     archs: ClassVar[tuple[str, ...]] = ("sm_90a",)
     backend: ClassVar[str] = "cute"
+    # Only the page size shapes the binary (TMA copies per block); a split variant adds its
+    # split count, derived from the shape, through static_shape.
+    static_shape_params: ClassVar[tuple[str, ...] | None] = ("page",)
 
     def validate_shape(self, shape: Shape) -> None:
         super().validate_shape(shape)
@@ -106,12 +109,8 @@ class MlaDecodeCutePlanBase(MlaDecodePlanBase):
     def _autotune_configs(self) -> list[Config]:
         return [{}]
 
-    def static_params(self, config: Config, shape: Shape) -> dict[str, int]:
-        """The compile-time parameters ``shape`` fixes (the page size; a split variant adds its splits)."""
-        return {"page": shape["page"]}
-
-    def make_kernel(self, config: Config, params: dict[str, int]) -> Any:
-        """The variant's kernel object for :meth:`static_params`."""
+    def make_kernel(self, config: Config, params: Shape) -> Any:
+        """The variant's kernel object for the compile-time parameters :meth:`static_shape` returns."""
         raise NotImplementedError
 
     def workspace_args(self, outputs: Tensors | None, shape: Shape) -> tuple[Any, ...]:
@@ -122,7 +121,7 @@ class MlaDecodeCutePlanBase(MlaDecodePlanBase):
         kernels: dict[tuple[tuple[str, int], ...], Any] = {}
 
         def kernel_for(shape: Shape) -> Any:
-            params = self.static_params(config, shape)
+            params = self.static_shape(shape)
             key = tuple(sorted(params.items()))
             if key not in kernels:
                 kernels[key] = self.make_kernel(config, params)

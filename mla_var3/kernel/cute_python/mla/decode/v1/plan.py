@@ -29,10 +29,11 @@ class MlaDecodeV1Plan(MlaDecodeCutePlanBase):
         kv_blocks = -(-shape["t"] // TILE_N)
         return default_splits(shape["b"], query_tiles, kv_blocks, sm_count())
 
-    def static_params(self, config: Config, shape: Shape) -> dict[str, int]:
+    def static_shape(self, shape: Shape) -> Shape:
+        """The page size and the split count (from b, s, h and t): what the binary is built for."""
         return {"page": shape["page"], "splits": self.splits(shape)}
 
-    def make_kernel(self, config: Config, params: dict[str, int]) -> Any:
+    def make_kernel(self, config: Config, params: Shape) -> Any:
         from mla_var3.kernel.cute_python.mla.decode.v1.kernel import MlaDecodeV1
 
         return MlaDecodeV1(page=params["page"], splits=params["splits"])

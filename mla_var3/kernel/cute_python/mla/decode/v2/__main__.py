@@ -1,5 +1,6 @@
 """``python -m mla_var3.kernel.cute_python.mla.decode.v2 [flags]``."""
 
+from mla_var3.kernel.cli import benchmark_kernel_argparse
 from mla_var3.kernel.cute_python.mla.decode.v2.plan import MlaDecodeV2Plan
 
-raise SystemExit(MlaDecodeV2Plan().benchmark_kernel_argparse())
+raise SystemExit(benchmark_kernel_argparse(MlaDecodeV2Plan))

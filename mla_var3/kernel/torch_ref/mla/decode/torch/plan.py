@@ -25,6 +25,8 @@ class MlaDecodeTorchPlan(MlaDecodePlanBase):
     description = "PyTorch fp32 reference of absorbed-MLA decode over a paged KV cache (slow baseline)"
     archs = ("sm_80", "sm_90", "sm_100f")
     backend = "torch"
+    static_shape_params = ()  # nothing is compiled: one cache entry serves every shape
+    ncu_kernel_regex = "gemm|nvjet|xmma|softmax|reduce"
 
     def _autotune_configs(self) -> list[Config]:
         return [{}]
