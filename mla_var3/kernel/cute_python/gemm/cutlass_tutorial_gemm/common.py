@@ -117,6 +117,13 @@ class TutorialGemmPlan(GemmPlanBase):
     backend = "cute"
     check_shapes = ({"m": 256, "n": 256, "k": 64}, {"m": 512, "n": 1024, "k": 520})
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "static_shape_params" not in cls.__dict__:
+            # Compact marks put K's and N's values into the operand types (divisibility = the
+            # row length); plain mark_layout_dynamic() leaves one binary for every shape.
+            cls.static_shape_params = ("k", "n") if cls.tutorial.compact_marks else ()
+
     @classmethod
     def upstream_example(cls) -> str:
         return cls.tutorial.example

@@ -1,5 +1,6 @@
 """``python -m mla_var3.kernel.cute_python.gemm.cutlass_tutorial_gemm.fp16_gemm_5 [flags]``."""
 
+from mla_var3.kernel.cli import benchmark_kernel_argparse
 from mla_var3.kernel.cute_python.gemm.cutlass_tutorial_gemm.fp16_gemm_5.plan import CutlassFp16Gemm5Plan
 
-raise SystemExit(CutlassFp16Gemm5Plan().benchmark_kernel_argparse())
+raise SystemExit(benchmark_kernel_argparse(CutlassFp16Gemm5Plan))

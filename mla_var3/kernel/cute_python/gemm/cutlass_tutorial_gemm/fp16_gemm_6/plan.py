@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from mla_var3.kernel.backends import CuteKernel
+from mla_var3.kernel.cute_python.gemm.common import MAX_EXTENT
 from mla_var3.kernel.cute_python.gemm.cutlass_tutorial_gemm.common import (
     B200_SM_COUNT,
     Tutorial,
@@ -47,11 +48,16 @@ class CutlassFp16Gemm6Plan(TutorialGemmPlan):
     )
     # The docstring's command: one wave of a small GEMM, where PDL's overlap shows.
     shape_params = (
-        ShapeParam("m", 256, "rows of A and C"),
-        ShapeParam("n", 8192, "rows of the int8 B (K-major), columns of C"),
-        ShapeParam("k", 128, "the reduction dimension: columns of A and B"),
+        ShapeParam("m", 256, "rows of A and C", minimum=1, maximum=MAX_EXTENT),
+        ShapeParam("n", 8192, "rows of the int8 B (K-major), columns of C", minimum=1, maximum=MAX_EXTENT),
+        ShapeParam("k", 128, "the reduction dimension: columns of A and B", minimum=1, maximum=MAX_EXTENT),
     )
     check_shapes = ({"m": 256, "n": 256, "k": 128}, {"m": 512, "n": 1024, "k": 384})
+    static_shape_params = ("k",)  # both B operands are marked with divisibility = K
+    data_distribution = (
+        f"A standard normal (fp16); B int8 = round(randn / {QUANT_SCALE}) clamped to [-127, 127], "
+        f"dequantized with scale {QUANT_SCALE}"
+    )
 
     def validate_shape(self, shape: Shape) -> None:
         super().validate_shape(shape)
