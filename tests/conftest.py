@@ -33,7 +33,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """``@pytest.mark.cutlass`` tests need a CUTLASS checkout (``$CUTLASS_DIR`` or ``third_party/cutlass``)."""
     if item.get_closest_marker("cutlass") is None:
         return
-    from mla_var3.kernel.upstream import EXAMPLES_ROOT, cutlass_dir
+    from mla_var3.project import EXAMPLES_ROOT, cutlass_dir
 
     if not (cutlass_dir() / EXAMPLES_ROOT).is_dir():
         pytest.skip("needs third_party/cutlass (nox -s cutlass)")

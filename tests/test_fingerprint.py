@@ -12,7 +12,7 @@ from mla_var3.kernel import fingerprint
 from mla_var3.kernel.fingerprint import import_closure, plan_fingerprint, source_hash
 
 # A miniature package tree: the plan imports absolutely, relatively, lazily (inside a
-# function) and under TYPE_CHECKING; it also calls into the CLI lazily.
+# function) and under TYPE_CHECKING; the CLI imports the plan's layer, never the reverse.
 TREE = {
     "mla_var3/__init__.py": '"""root"""\n',
     "mla_var3/kernel/__init__.py": "from mla_var3.kernel.base import Base\n",
@@ -31,9 +31,6 @@ TREE = {
         "def build():\n"
         "    from . import kernel_impl\n"
         "    return kernel_impl\n"
-        "def main():\n"
-        "    from mla_var3.kernel.cli import run\n"
-        "    return run\n"
     ),
     "mla_var3/fam/variant/kernel_impl.py": "import cutlass\nfrom ...kernel.helpers import twice\n",
     "mla_var3/unrelated.py": "X = 1\n",
@@ -66,7 +63,7 @@ def test_closure_follows_absolute_relative_and_lazy_imports(tree: Path) -> None:
         "mla_var3/kernel/__init__.py",
         "mla_var3/kernel/base.py",
         "mla_var3/kernel/helpers.py",
-    ]  # not: typing_only (TYPE_CHECKING), cli and runner (the CLI), unrelated, cutlass
+    ]  # not: typing_only (TYPE_CHECKING), cli and runner (nothing the plan imports), unrelated, cutlass
 
 
 def _hash(root: Path) -> str:

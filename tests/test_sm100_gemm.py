@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from mla_var3.kernel.arch import Arch, check_supported
@@ -14,7 +10,6 @@ from mla_var3.kernel.cute_python.gemm.sm100_gemm.tcgen05 import PLAN
 from mla_var3.kernel.errors import ArchError, UnsupportedShapeError
 from mla_var3.kernel.registry import get_plan
 
-ROOT = Path(__file__).resolve().parents[1]
 SMEM_LIMIT_SM100 = 227 * 1024  # opt-in dynamic SMEM per block on B200
 
 
@@ -64,20 +59,15 @@ def test_reported_smem_is_the_launch_smem() -> None:
     assert f"llvm.mlir.constant({expected} : i64)" in str(compiled.fn.ir_module)
 
 
-def test_sm90a_is_refused_with_one_clean_message() -> None:
+def test_sm90a_is_refused_with_one_clean_message(capsys: pytest.CaptureFixture[str]) -> None:
+    from mla_var3.kernel.cli import main
+
     with pytest.raises(
         ArchError, match=r"does not support sm_90a; it supports sm_100a \(pass --arch sm_100a\)"
     ):
         check_supported(PLAN.name, PLAN.archs, "sm_90a")
-    proc = subprocess.run(
-        [sys.executable, "-m", "mla_var3.kernel", "sm100_gemm_tcgen05", "--compile-only", "--arch", "sm_90a"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [
+    assert main(["sm100_gemm_tcgen05", "--compile-only", "--arch", "sm_90a"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
         "error: kernel 'sm100_gemm_tcgen05' does not support sm_90a; it supports sm_100a (pass --arch sm_100a)"
     ]
 

@@ -174,13 +174,14 @@ def format_result(r: object) -> str:
             for o in d["check"]["outputs"]
         ))
     t, rf, ce = d.get("timing"), d.get("roofline"), d.get("ceilings")
-    if t and rf and ce:
+    if t and rf:
         lines.append(f"  time: median {t['median_us']:.2f} us (p10 {t['p10_us']:.2f}, p90 {t['p90_us']:.2f}, n={t['n']}, {t['input_sets']} input sets)")
-        lines.append(
-            f"  {rf['flops_per_s'] / 1e12:.1f} TFLOP/s ({rf['pct_of_matmul_ceiling']:.1f}% of cuBLAS bf16 "
-            f"{ce['matmul_flops_per_s'] / 1e12:.0f}), {rf['bytes_per_s'] / 1e9:.0f} GB/s "
-            f"({rf['pct_of_copy_ceiling']:.1f}% of copy {ce['copy_bytes_per_s'] / 1e9:.0f} GB/s), ceilings measured in this run"
-        )
+        shares = ", ".join(f"{pct:.1f}% of {name}" for name, pct in (rf.get("pct_of") or {}).items())
+        lines.append(f"  {rf['flops_per_s'] / 1e12:.1f} TFLOP/s, {rf['bytes_per_s'] / 1e9:.0f} GB/s ({shares})")
+    if ce:
+        from mla_var3.profile.roofline import Ceiling
+
+        lines.append("  ceilings measured in this run: " + ", ".join(Ceiling(**c).label() for c in ce))
     lines += _profile_lines(d.get("profile") or {})
     lines += [f"  note: {n}" for n in d.get("notes", [])]
     return "\n".join(lines)

@@ -5,8 +5,8 @@ closure: absolute and relative imports, at module level or inside functions, tra
 plus the ``__init__.py`` of each package on the way, which Python runs on import), the DSL
 version, and -- for a plan that loads a CUTLASS example -- that example file's contents, or
 a marker saying it is missing. Imports under ``if TYPE_CHECKING:`` never run and are not
-followed. The CLI package is not followed either: ``KernelPlan.benchmark_kernel_argparse``
-imports it lazily only to hand over ``argv``; it drives kernels and is not part of one.
+followed. Every ``mla_var3`` import is followed, with no exception: what drives kernels (the
+CLI, the runner) imports the plans, never the reverse, so it stays out of their closures.
 Third-party modules (``cutlass``, ``torch``) enter through the version strings, not their files.
 
 Wide enough that stale evidence never shows as fresh, no wider: editing a file in the
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from mla_var3.kernel.plan import KernelPlan
 
 PACKAGE = "mla_var3"
-# Modules that drive kernels rather than define them (see the module docstring).
-NOT_FOLLOWED = ("mla_var3.kernel.cli",)
 
 
 def module_name(path: Path, root: Path = REPO_ROOT) -> str | None:
@@ -124,10 +122,6 @@ def _with_parents(name: str) -> list[str]:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def _followed(name: str) -> bool:
-    return not any(name == skip or name.startswith(skip + ".") for skip in NOT_FOLLOWED)
-
-
 def import_closure(module_files: Iterable[Path], root: Path = REPO_ROOT) -> list[Path]:
     """``module_files`` plus every ``mla_var3`` module they import, transitively; sorted by label."""
     pending = [Path(p).resolve() for p in module_files]
@@ -145,8 +139,6 @@ def import_closure(module_files: Iterable[Path], root: Path = REPO_ROOT) -> list
         seen.add(path)
         for name in _imports_of(path, root):
             for parent in _with_parents(name):
-                if not _followed(parent):
-                    break
                 if parent in modules:
                     continue
                 modules.add(parent)

@@ -190,9 +190,3 @@ class KernelPlan(ABC):
         """The in-kernel timeline of one launch on this GPU (``--prof_type=annotation`` asks);
         ``None``: this kernel records none."""
         return None
-
-    def benchmark_kernel_argparse(self, argv: list[str] | None = None) -> int:
-        """TRANSITIONAL: call ``mla_var3.kernel.cli.benchmark_kernel_argparse(PLAN)`` instead."""
-        from mla_var3.kernel.cli import benchmark_kernel_argparse
-
-        return benchmark_kernel_argparse(type(self), argv)

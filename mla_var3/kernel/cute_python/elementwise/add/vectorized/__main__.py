@@ -1,5 +1,6 @@
 """``python -m mla_var3.kernel.cute_python.elementwise.add.vectorized [flags]``."""
 
+from mla_var3.kernel.cli import benchmark_kernel_argparse
 from mla_var3.kernel.cute_python.elementwise.add.vectorized.plan import ElementwiseAddPlan
 
-raise SystemExit(ElementwiseAddPlan().benchmark_kernel_argparse())
+raise SystemExit(benchmark_kernel_argparse(ElementwiseAddPlan))

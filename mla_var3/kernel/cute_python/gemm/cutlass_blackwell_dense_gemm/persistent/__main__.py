@@ -1,7 +1,8 @@
 """``python -m mla_var3.kernel.cute_python.gemm.cutlass_blackwell_dense_gemm.persistent [flags]``."""
 
+from mla_var3.kernel.cli import benchmark_kernel_argparse
 from mla_var3.kernel.cute_python.gemm.cutlass_blackwell_dense_gemm.persistent.plan import (
     CutlassSm100DenseGemmPersistentPlan,
 )
 
-raise SystemExit(CutlassSm100DenseGemmPersistentPlan().benchmark_kernel_argparse())
+raise SystemExit(benchmark_kernel_argparse(CutlassSm100DenseGemmPersistentPlan))

@@ -1,5 +1,6 @@
 """``python -m mla_var3.kernel.cute_python.gemm.sm100_gemm.tcgen05 [flags]``."""
 
+from mla_var3.kernel.cli import benchmark_kernel_argparse
 from mla_var3.kernel.cute_python.gemm.sm100_gemm.tcgen05.plan import Sm100GemmTcgen05Plan
 
-raise SystemExit(Sm100GemmTcgen05Plan().benchmark_kernel_argparse())
+raise SystemExit(benchmark_kernel_argparse(Sm100GemmTcgen05Plan))

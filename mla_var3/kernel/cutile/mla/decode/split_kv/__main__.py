@@ -1,5 +1,6 @@
 """``python -m mla_var3.kernel.cutile.mla.decode.split_kv [flags]``."""
 
+from mla_var3.kernel.cli import benchmark_kernel_argparse
 from mla_var3.kernel.cutile.mla.decode.split_kv.plan import MlaDecodeCuTilePlan
 
-raise SystemExit(MlaDecodeCuTilePlan().benchmark_kernel_argparse())
+raise SystemExit(benchmark_kernel_argparse(MlaDecodeCuTilePlan))

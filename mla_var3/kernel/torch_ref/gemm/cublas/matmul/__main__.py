@@ -1,5 +1,6 @@
 """``python -m mla_var3.kernel.torch_ref.gemm.cublas.matmul [flags]``."""
 
+from mla_var3.kernel.cli import benchmark_kernel_argparse
 from mla_var3.kernel.torch_ref.gemm.cublas.matmul.plan import CublasGemmPlan
 
-raise SystemExit(CublasGemmPlan().benchmark_kernel_argparse())
+raise SystemExit(benchmark_kernel_argparse(CublasGemmPlan))
