@@ -15,4 +15,6 @@ def evidence_hooks() -> EvidenceHooks:
         block=render.render_evidence_block,
         value=render.render_evidence_value,
         roofline=render.render_roofline,
+        speedup=render.render_speedup,
+        compare=render.render_comparison,
     )

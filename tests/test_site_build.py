@@ -162,6 +162,16 @@ def test_bad_input_fails_naming_file_and_line(site: Path, case: str) -> None:
         assert f"{rel}:" in output, output
 
 
+def test_hl_re_spans_every_include_of_a_fence(site: Path) -> None:
+    edit(site, ALPHA, '```python\n--8<-- "fixture_lab/kernel.py:loop"\n```',
+         '```python hl_re="append"\n--8<-- "fixture_lab/kernel.py:loop"\n--8<-- "fixture_lab/kernel.py:loop"\n```')  # fmt: skip
+    result = build(site)
+    assert result.returncode == 0, result.stderr
+    alpha = html(site, "knowledge/optimizations/alpha.html")
+    block = alpha[alpha.index("fixture_lab/kernel.py · loop + loop") :]
+    assert block[: block.index("</pre>")].count('class="hll"') == 2  # the matching line of each include
+
+
 def test_missing_closing_dashes_say_so(site: Path) -> None:
     edit(site, ALPHA, "  - {group: fixture_group, config: n1024-bfloat16}\n---\n", "  - {group: fixture_group, config: n1024-bfloat16}\n")
     result = build(site)
@@ -183,7 +193,9 @@ def test_claims_the_evidence_cannot_back_warn_in_docs_and_fail_in_publish(site: 
     docs = build(site)
     assert docs.returncode == 0, docs.stderr
     assert "claim(s) the evidence does not back" in docs.stderr and where in docs.stderr, docs.stderr
-    assert "unavailable:" in html(site, "knowledge/optimizations/alpha.html")  # marked on the page
+    alpha = html(site, "knowledge/optimizations/alpha.html")
+    block = alpha[alpha.index('data-group="fixture_group"') :]
+    assert "missing" in text_of(block[: block.index("</div>")]).lower()  # marked on the page, in its place
     publish = build(site, KNOWLEDGE_CLAIMS="error")
     assert publish.returncode != 0
     assert where in publish.stderr, publish.stderr

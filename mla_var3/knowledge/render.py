@@ -248,18 +248,19 @@ def _fence_header(ctx: RenderContext, page: Page, lines: list[str], fence: Fence
     body = lines[fence.start + 1 : fence.end]
     refs = snippet_refs(body)
     included: list[str] | None = None
-    if len(body) == 1 and len(refs) == 1 and SNIPPET_RE.match(body[0]):
-        ref = refs[0]
-        first, included = _snippet_body(ctx.site.repo_root / ref.path, ref.section)
-        if "title=" not in info:
-            extra.append(f'title="{ref.path}' + (f' · {ref.section}"' if ref.section else '"'))
-        if "linenums=" not in info and first is not None:
-            extra.append(f'linenums="{first}"')
+    if body and len(refs) == len(body) and all(SNIPPET_RE.match(line) for line in body):  # only include lines
+        parts = [_snippet_body(ctx.site.repo_root / ref.path, ref.section) for ref in refs]
+        included = [line for _, part in parts for line in part]
+        if "title=" not in info and len({ref.path for ref in refs}) == 1:
+            sections = " + ".join(ref.section for ref in refs if ref.section)
+            extra.append(f'title="{refs[0].path}' + (f' · {sections}"' if sections else '"'))
+        if "linenums=" not in info and len(parts) == 1 and parts[0][0] is not None:
+            extra.append(f'linenums="{parts[0][0]}"')
     hl_re = HL_RE_OPTION.search(info)
     if hl_re:
         if included is None:
             raise KnowledgeError([Problem(page.display, page.file_line(fence.start),
-                                          "hl_re works on a fence whose only line includes a snippet")])
+                                          "hl_re works on a fence whose lines all include snippets")])
         info = HL_RE_OPTION.sub("", info).strip()
         extra.append(f'hl_lines="{highlight_lines(included, hl_re.group(1), where)}"')
     if not extra and info == fence.info:
