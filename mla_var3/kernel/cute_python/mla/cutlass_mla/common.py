@@ -185,6 +185,11 @@ class CutlassMlaDecodePlanBase(MlaDecodePlanBase):
     backend = "cute"
     # The workload's edge cases the example can take: one query token per sequence.
     check_shapes = tuple(shape for shape in MLA_CHECK_SHAPES if shape["s"] == 1)
+    data_distribution = (
+        "q and the KV cache standard normal (torch.randn in fp32, cast to the dtype); cache rows no sequence "
+        "uses are 0, not the workload's NaN (the example multiplies P = 0 by them); lengths fixed or seeded "
+        "N(t, t/2) clipped to [s, 2t]; pages a seeded permutation"
+    )
 
     @classmethod
     def upstream_example(cls) -> str:
