@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import cuda.bindings.driver as cuda
@@ -25,6 +26,7 @@ from mla_var3.kernel.cute_python.gemm.cutlass_blackwell_dense_gemm.common import
 )
 from mla_var3.kernel.errors import ArchError, UnsupportedShapeError
 from mla_var3.kernel.registry import all_plans
+from mla_var3.kernel.upstream import EXAMPLES_ROOT, cutlass_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 SM100A = Arch.parse("sm_100a")
@@ -42,6 +44,19 @@ ONLY_IN = {
     "UTMAPF.L2": "cutlass_sm100_dense_gemm_persistent_prefetch",
     "UGETNEXTWORKID": "cutlass_sm100_dense_gemm_persistent_dynamic",
 }
+
+
+@pytest.fixture(autouse=True)
+def _restored_imports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Loading an example appends CUTLASS's examples root to ``sys.path`` and registers the module;
+    undo both, so tests that load examples from another checkout find their own siblings."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    before = set(sys.modules)
+    yield
+    examples = str(cutlass_dir().resolve() / EXAMPLES_ROOT)
+    for name in set(sys.modules) - before:
+        if (getattr(sys.modules[name], "__file__", None) or "").startswith(examples):
+            del sys.modules[name]
 
 
 def _count(histogram: dict[str, int], prefix: str) -> int:
