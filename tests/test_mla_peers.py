@@ -186,6 +186,7 @@ def test_export_writes_a_cubin_with_the_runtime_symbol(tmp_path: Path) -> None:
 
 
 # --- GPU: each kernel against the reference -----------------------------------------------
+PLANS = {plan.name: plan for plan in (FlashMlaDecodePlan, TileGymMlaDecodePlan, MlaDecodeCuTilePlan)}
 GPU_CASES = (
     [("flashmla_decode", 0, shape) for shape in FLASHMLA_CHECK_SHAPES]
     + [("tilegym_mla_decode", c, shape) for c in (0, 1) for shape in TILEGYM_CHECK_SHAPES]
@@ -197,10 +198,9 @@ GPU_CASES = (
 @pytest.mark.parametrize(("name", "config_index", "shape"), GPU_CASES,
                          ids=[f"{n}-c{c}-" + "-".join(f"{k}{v}" for k, v in s.items()) for n, c, s in GPU_CASES])
 def test_kernel_matches_the_reference_on_gpu(name: str, config_index: int, shape: dict[str, int], tmp_cache: Path) -> None:
-    from mla_var3.kernel.registry import get_plan
     from mla_var3.kernel.runner import RunRequest, run_plan
 
-    plan = get_plan(name)()
+    plan = PLANS[name]()
     reason = plan.unavailable_reason()
     if reason:
         pytest.skip(reason)

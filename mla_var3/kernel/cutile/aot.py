@@ -388,19 +388,21 @@ def _parse_shape(text: str) -> dict[str, int]:
 
 
 def export_main(argv: list[str] | None = None) -> int:
-    """``python -m mla_var3.kernel.cutile.aot NAME... [--shape b=2,t=63] [--check-shapes] [--all-configs]``.
+    """``python -m mla_var3.kernel.cutile.aot PLAN... [--shape b=2,t=63] [--check-shapes] [--all-configs]``.
 
-    Exports the cubins of registered ahead-of-time cuTile plans (our cuTile kernels, TileGym's)
-    for the given shapes (over each plan's defaults) and, with ``--check-shapes``, the plan's
-    check shapes; needs ``cuda-tile[tileiras]``, no GPU.
+    Exports the cubins of ahead-of-time cuTile plans (our cuTile kernels, TileGym's) for the
+    given shapes (over each plan's defaults) and, with ``--check-shapes``, the plan's check
+    shapes; needs ``cuda-tile[tileiras]``, no GPU. A PLAN is a registered name, or the dotted
+    path of its variant package (imports only that package, not the whole registry).
     """
     import argparse
+    import importlib
     import sys
 
     from mla_var3.kernel.registry import get_plan
 
     parser = argparse.ArgumentParser(prog="python -m mla_var3.kernel.cutile.aot", description=export_main.__doc__.split("\n")[0])
-    parser.add_argument("names", nargs="+", help="registered plan names")
+    parser.add_argument("names", nargs="+", help="registered plan names or variant package paths")
     parser.add_argument("--shape", action="append", default=[], help="shape flags over the defaults: b=128,t=8192")
     parser.add_argument("--check-shapes", action="store_true", help="also every check shape of the plan")
     parser.add_argument("--all-configs", action="store_true", help="every config (default: the first)")
@@ -410,7 +412,8 @@ def export_main(argv: list[str] | None = None) -> int:
     count, start = 0, time.perf_counter()
     try:
         for name in args.names:
-            plan = get_plan(name)(args.dtype)
+            plan_class = importlib.import_module(name).PLAN if "." in name else get_plan(name)
+            plan = plan_class(args.dtype)
             shapes = [plan.default_shape() | _parse_shape(text) for text in args.shape]
             shapes += list(plan.check_shapes) if args.check_shapes else []
             configs = plan._autotune_configs() if args.all_configs else [plan.default_config()]

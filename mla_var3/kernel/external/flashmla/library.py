@@ -119,7 +119,8 @@ class FlashMla:
 
     def decode_args(self, q: Any, kcache: Any, block_table: Any, seqlens_k: Any, out: Any, lse: Any,
                     schedule: Schedule, softmax_scale: float, causal: bool) -> _DecodeArgs:
-        """The argument struct for one decode (built once; :meth:`launch` reuses it).
+        """The argument struct for one decode (built once; :meth:`launch` reuses it). It keeps the
+        tensors and the schedule alive: a freed workspace would be reused by the caching allocator.
 
         ``q`` [b, s_q, h_q, 576], ``kcache`` [pages, 64, 576] (or [pages, 64, 1, 576]),
         ``block_table`` int32 [b, max_pages], ``seqlens_k`` int32 [b], ``out`` [b, s_q, h_q, 512]
@@ -136,7 +137,7 @@ class FlashMla:
             raise FlashMlaError(f"FlashMLA's SM90 decode takes page size {PAGE_SIZE} only, got {kcache.shape[1]}")
         if q.dtype not in (torch.bfloat16, torch.float16) or kcache.dtype != q.dtype or out.dtype != q.dtype:
             raise FlashMlaError(f"FlashMLA takes bf16 or fp16 q, kcache and out of one dtype, got {q.dtype}")
-        return _DecodeArgs(
+        args = _DecodeArgs(
             b=b, s_q=s_q, h_q=h_q, d_qk=d_qk, d_v=out.shape[-1], num_blocks=kcache.shape[0],
             page_block_size=kcache.shape[1], max_blocks_per_seq=block_table.shape[1], is_causal=int(causal),
             is_fp16=int(q.dtype == torch.float16), softmax_scale=softmax_scale, num_sm_parts=schedule.num_sm_parts,
@@ -146,6 +147,9 @@ class FlashMla:
             lse_accum=schedule.lse_accum.data_ptr(), o_accum=schedule.o_accum.data_ptr(),
             stream=torch.cuda.current_stream(q.device).cuda_stream,
         )
+        # The struct holds raw pointers: keep every tensor behind them alive as long as the struct.
+        args.tensors = (q, kcache, block_table, seqlens_k, out, lse, schedule)
+        return args
 
     def launch(self, args: _DecodeArgs) -> None:
         """The split-KV kernel then the combine kernel, on the stream recorded in ``args``."""

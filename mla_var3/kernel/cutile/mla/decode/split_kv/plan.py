@@ -10,6 +10,13 @@ here, from the shape alone, so the CPU export and the GPU launch agree:
   H200 once, each split a whole number of ``tile_n`` tiles, from the longest sequence;
 - the combine kernel's split count, rounded up to a power of two (a tile extent).
 
+Configs (the first is the default): ``tile_h`` x ``tile_n``; ``v``: ``"load"`` reads V^T from
+memory as its own tile, ``"k"`` transposes the K tile already loaded; ``peel``: an unmasked main
+loop plus a masked tail loop, else one loop with a masking branch. Debug timings on an H200
+(b = 128, h_q = 128, s_k = 8192, page 64, one run, not evidence) ranked them 16 x 64 / load /
+peel first, then 32 x 64 / load / peel; transposing K and the single loop were slower, and
+64-row query tiles spilled heavily.
+
 The split workspace (fp32 O and LSE per split) is allocated once per input set at ``bind``.
 """
 
@@ -83,6 +90,8 @@ def kernel_requests(shape: Shape, config: Config, dtype: str) -> dict[str, tuple
         page,
         config["tile_h"],
         sizes["tile_n"],
+        config["v"] == "load",
+        config["peel"],
     )
     combine = (
         o_part,
@@ -145,7 +154,12 @@ class MlaDecodeCuTilePlan(MlaDecodePlanBase):
                                         f"got {page}")
 
     def _autotune_configs(self) -> list[Config]:
-        return [{"tile_h": 32, "tile_n": 64}, {"tile_h": 64, "tile_n": 64}]
+        return [
+            {"tile_h": 16, "tile_n": 64, "v": "load", "peel": True},
+            {"tile_h": 32, "tile_n": 64, "v": "load", "peel": True},
+            {"tile_h": 32, "tile_n": 64, "v": "k", "peel": True},
+            {"tile_h": 32, "tile_n": 64, "v": "load", "peel": False},
+        ]
 
     def plan(self, config: Config) -> AotCuTileKernel:
         def prepare(shape: Shape, arch: Arch) -> AotProgram:
