@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# On the GPU machine: make what tools/device/carry.sh packed usable, then run a command.
+#
+#   bash <carry folder>/bootstrap.sh python -m mla_var3.kernel hopper_gemm_ws --check
+#
+# carry.sh copies this script into the folder it writes (default .device/). Here it
+# 1. installs the folder's wheels (the CuTe DSL, and any carried with --with) into
+#    /tmp/mla_var3-site-<hash of the carried files> and unpacks the repacked cu13 library
+#    there: once per machine and carry, later calls reuse it;
+# 2. restores the carried payload files (FlashMLA's library, cuTile cubins) at their
+#    repository paths;
+# 3. puts the repository and the site on PYTHONPATH, points CUTLASS_DIR at the carried
+#    examples, keeps NVLink multicast off and Python unbuffered, and runs the command from
+#    the repository root.
+# Wrap the command in `timeout`: a kernel that deadlocks on an mbarrier holds the GPU until
+# the whole call is killed.
+set -euo pipefail
+dev="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$dev")"
+stamp="$(cat "$dev"/wheels/*.whl "$dev/site.tar.xz" | md5sum | cut -c1-12)"
+site="/tmp/mla_var3-site-$stamp"
+if [ ! -f "$site/.complete" ]; then
+  rm -rf "$site" && mkdir -p "$site"
+  python3 -m pip install --quiet --no-index --no-deps --no-compile --target "$site" "$dev"/wheels/*.whl
+  tar -xJf "$dev/site.tar.xz" -C "$site"
+  touch "$site/.complete"
+fi
+[ -f "$dev/payload.tar.xz" ] && tar -xJf "$dev/payload.tar.xz" -C "$root"
+# A --target install does not run the DSL's .pth file: add its package folder by hand.
+export PYTHONPATH="$root:$site:$site/nvidia_cutlass_dsl/dsl_packages${PYTHONPATH:+:$PYTHONPATH}"
+[ -d "$dev/cutlass" ] && export CUTLASS_DIR="$dev/cutlass"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+cd "$root"
+exec "$@"

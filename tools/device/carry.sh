@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Pack what a run on the offline GPU machine needs into one folder of this repository, small
+# enough to travel with the working tree (64 MiB in all, tree included).
+#
+# The GPU machine (an H200; Python 3.12, CUDA 13 driver and toolkit, torch, numpy, no package
+# index) receives a copy of the working tree plus the ignored paths a call names. It lacks the
+# CuTe DSL, CUTLASS's examples and our peers' builds; this script packs them:
+#
+#   bash tools/device/carry.sh [--out DIR] [--with PATH]... [PROFILE]
+#
+#   PROFILE  cute (default): nvidia-cutlass-dsl 4.8.1 (three small wheels as they are, the
+#                big cu13 library repacked with xz, ~55 MB) and the CUTLASS CuTe DSL examples
+#                that run on SM90/SM80 (Hopper, Ampere, the DSL tutorials incl. the PDL one,
+#                helpers, and Blackwell's rmsnorm and reduce, which run anywhere), ~1.5 MB.
+#            mla: cute + the MLA peers: FlashMLA's library (third_party/flashmla) and the
+#                cuTile cubins and cuda-tile wheel (build/cutile).
+#   --out DIR    the folder to write, a direct child of the repository root (default .device);
+#                it is added to .git/info/exclude, so a device call carries it by name.
+#   --with PATH  one more payload (repeatable): a *.whl is installed on the GPU machine beside
+#                the DSL (quack, cuda-tile); any other file or folder (relative to the repo
+#                root) is restored at the same path there (a FlashMLA .so, cubins), and the
+#                wheels inside a carried folder are installed too.
+#
+# The first call on a machine downloads the wheels and repacks the cu13 library (about
+# 5 minutes); both are cached in ${XDG_CACHE_HOME:-~/.cache}/mla_var3/device, so later calls
+# take seconds. The script fails when the folder plus the tree would not fit in 64 MiB.
+#
+# On the GPU machine, from the repository root (the device call carries DIR):
+#   bash DIR/bootstrap.sh python -m mla_var3.kernel hopper_gemm_ws --check
+#   MLA_VAR3_GIT_SHA=<sha> bash tools/device/refresh-evidence.sh DIR   # the evidence, one archive
+set -euo pipefail
+
+die() { echo "carry.sh: $*" >&2; exit 2; }
+
+root="$(git rev-parse --show-toplevel)"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+out_name=".device"
+profile="cute"
+payloads=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out_name="${2:?--out needs a folder name}"; shift 2 ;;
+    --out=*) out_name="${1#--out=}"; shift ;;
+    --with) payloads+=("${2:?--with needs a path}"); shift 2 ;;
+    --with=*) payloads+=("${1#--with=}"); shift ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    cute|mla) profile="$1"; shift ;;
+    *) die "unknown argument '$1' (profiles: cute, mla; see --help)" ;;
+  esac
+done
+case "$out_name" in */*|""|.|..) die "--out must be a folder name directly under the repository root, got '$out_name'" ;; esac
+[ "$profile" = mla ] && payloads=(third_party/flashmla build/cutile "${payloads[@]}")
+
+DSL_VERSION="4.8.1"
+BUDGET=$((64 * 1024 * 1024))
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/mla_var3/device"
+out="$root/$out_name"
+examples="${CUTLASS_DIR:-$root/third_party/cutlass}/examples/python/CuTeDSL"
+[ -d "$examples" ] || die "no CUTLASS examples at $examples: run 'nox -s cutlass' or set CUTLASS_DIR"
+for p in "${payloads[@]}"; do
+  case "$p" in
+    *.whl) [ -f "$p" ] || [ -f "$root/$p" ] || die "wheel '$p' does not exist" ;;
+    /*|../*) die "payload '$p' must be a path inside the repository, relative to its root" ;;
+    *) [ -e "$root/$p" ] || die "payload '$p' does not exist under the repository root (build it first)" ;;
+  esac
+done
+
+mkdir -p "$cache/wheels"
+grep -qxF "/$out_name/" "$root/.git/info/exclude" 2>/dev/null || echo "/$out_name/" >> "$root/.git/info/exclude"
+rm -rf "$out" && mkdir -p "$out/wheels"
+cp "$here/bootstrap.sh" "$out/bootstrap.sh"
+
+# 1. The CuTe DSL: wheels for the GPU machine's Python 3.12 on x86-64 Linux.
+python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+  --dest "$cache/wheels" "nvidia-cutlass-dsl==$DSL_VERSION" "nvidia-cutlass-dsl-libs-base==$DSL_VERSION" \
+  "nvidia-cutlass-dsl-libs-core==$DSL_VERSION" "nvidia-cutlass-dsl-libs-cu13==$DSL_VERSION"
+for name in nvidia_cutlass_dsl nvidia_cutlass_dsl_libs_base nvidia_cutlass_dsl_libs_core; do
+  cp "$cache/wheels/$name-$DSL_VERSION-"*.whl "$out/wheels/"
+done
+# The cu13 wheel is 90 MB zipped; its two shared libraries shrink to ~50 MB with xz's x86
+# filter and a large window. Repacked once per machine; pip cannot install it from there,
+# so bootstrap.sh unpacks it into the installed site.
+big="$cache/cute-cu13-$DSL_VERSION.tar.xz"
+if [ ! -s "$big" ]; then
+  echo "repacking the CuTe DSL's cu13 libraries with xz (once per machine, about 5 minutes) ..."
+  tmp="$(mktemp -d)"
+  unzip -q "$cache/wheels/nvidia_cutlass_dsl_libs_cu13-$DSL_VERSION-"*.whl 'nvidia_cutlass_dsl/*' -d "$tmp"
+  tar -C "$tmp" -cf - nvidia_cutlass_dsl | xz --x86 --lzma2=preset=9e,dict=256MiB -T1 > "$big.part"
+  mv "$big.part" "$big" && rm -rf "$tmp"
+fi
+cp "$big" "$out/site.tar.xz"
+
+# 2. CUTLASS's CuTe DSL examples that run on SM90/SM80, without notebooks, pictures or C++.
+dst="$out/cutlass/examples/python/CuTeDSL"
+for dir in cute/hopper cute/ampere cute/blackwell/kernel/rmsnorm cute/blackwell/kernel/reduce dsl_tutorials helpers utils; do
+  [ -d "$examples/$dir" ] || die "CUTLASS examples lack $dir (is $examples at the pinned commit?)"
+  mkdir -p "$dst/$dir"
+  tar -C "$examples/$dir" -cf - --exclude='*.ipynb' --exclude='*.svg' --exclude='*.png' --exclude='*.cpp' . \
+    | tar -C "$dst/$dir" -xf -
+done
+[ -f "$dst/dsl_tutorials/programmatic_dependent_launch.py" ] || die "the PDL tutorial is missing from $examples"
+
+# 3. Extra payloads: wheels beside the DSL, everything else restored at its repo-relative path.
+files=()
+for p in "${payloads[@]}"; do
+  case "$p" in
+    *.whl) if [ -f "$p" ]; then cp "$p" "$out/wheels/"; else cp "$root/$p" "$out/wheels/"; fi ;;
+    *) files+=("$p")
+       if [ -d "$root/$p" ]; then find "$root/$p" -name '*.whl' -exec cp {} "$out/wheels/" \; ; fi ;;
+  esac
+done
+if [ ${#files[@]} -gt 0 ]; then
+  tar -C "$root" -cf - "${files[@]}" | xz -6 -T1 > "$out/payload.tar.xz"
+fi
+
+printf '%s\n' "profile=$profile" "dsl=$DSL_VERSION" "payloads=${payloads[*]:-}" > "$out/MANIFEST"
+carry_bytes=$(du -sb "$out" | cut -f1)
+tree_bytes=$(git -C "$root" ls-files -co --exclude-standard -z | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
+total=$((carry_bytes + tree_bytes))
+echo "$out_name/ ready: profile $profile, $((carry_bytes / 1048576)) MiB + $((tree_bytes / 1048576)) MiB of tree = $((total / 1048576)) of 64 MiB"
+[ "$total" -le "$BUDGET" ] || die "$((total / 1048576)) MiB does not fit the 64 MiB that travel: drop a payload or large files from the tree"
+echo "on the GPU machine (carry [\"$out_name\"]): bash $out_name/bootstrap.sh <command>"
