@@ -13,9 +13,9 @@ from mla_var3.kernel.registry import get_plan
 from mla_var3.kernel.workloads.mla import MLA_CHECK_SHAPES, mla_shape
 
 SM90A = Arch.parse("sm_90a")
-VARIANTS = ("mla_decode_v0", "mla_decode_v1", "mla_decode_v2")
-WARP_SPECIALIZED = {"mla_decode_v2"}
-SPLITTING = {"mla_decode_v1", "mla_decode_v2"}
+VARIANTS = ("mla_decode_v0", "mla_decode_v1", "mla_decode_v2", "mla_decode_v3")
+WARP_SPECIALIZED = {"mla_decode_v2", "mla_decode_v3"}
+SPLITTING = {"mla_decode_v1", "mla_decode_v2", "mla_decode_v3"}
 SHAPE = mla_shape(b=4, t=1000, page=64)  # 8 query tiles: the split variants split (and combine)
 
 
@@ -52,6 +52,16 @@ def test_sass_has_the_hopper_pipeline_and_no_spills(compiled: tuple[str, object]
     assert all(k.local_bytes == 0 for k in kernels)
 
 
+def test_wgmma_is_not_serialized(compiled: tuple[str, object]) -> None:
+    """ptxas falls back to waiting after every WGMMA (``WARPGROUP.DEPBAR`` per ``HGMMA``) when it
+    cannot keep accumulators in flight -- v3's first attempt, which left a WGMMA in flight across
+    the loop back-edge, ran 2x slower. A pipelined kernel waits a handful of times."""
+    from mla_var3.analysis.sass import disassemble
+
+    lines = disassemble(compiled[1].cubin).splitlines()
+    assert sum("WARPGROUP.DEPBAR" in line for line in lines) <= 4 < sum("HGMMA" in line for line in lines)
+
+
 def test_smem_fits_and_v2_fills_it(compiled: tuple[str, object]) -> None:
     from mla_var3.kernel.cute_python.mla.decode.common import DSL_STATIC_SMEM, smem_capacity
 
@@ -79,7 +89,7 @@ def test_too_many_stages_is_rejected() -> None:
     from mla_var3.kernel.cute_python.mla.decode.v2.kernel import MlaDecodeV2
 
     with pytest.raises(ValueError, match="use at most 2"):
-        MlaDecodeV2(page=64, splits=1, kv_stages=3)
+        MlaDecodeV2(page=64, split_kv=False, kv_stages=3)
 
 
 def test_split_count_fills_the_gpu_once() -> None:
@@ -89,7 +99,9 @@ def test_split_count_fills_the_gpu_once() -> None:
     assert default_splits(batch=4, query_tiles=2, kv_blocks=128, sm_count=132) == 17
     assert default_splits(batch=1, query_tiles=2, kv_blocks=3, sm_count=132) == 3
     plan = get_plan("mla_decode_v1")()
-    assert plan.static_shape(mla_shape(b=4, t=8192)) == {"page": 64, "splits": 17}
+    assert plan.splits(mla_shape(b=4, t=8192)) == 17
+    assert plan.static_shape(mla_shape(b=4, t=8192)) == {"page": 64, "split": 1}
+    assert plan.static_shape(mla_shape(b=128, t=8192)) == {"page": 64, "split": 0}
     assert get_plan("mla_decode_v0")().static_shape(mla_shape(b=4, t=8192, page=16)) == {"page": 16}
 
 
@@ -144,20 +156,18 @@ def test_matches_reference_on_gpu(name: str, dtype: str) -> None:
     import torch
 
     from mla_var3.kernel.check import compare, poison
+    from mla_var3.kernel.compile_cache import compile_cached
 
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("sm_90a code runs only on compute capability 9.0")
     plan = get_plan(name)(dtype)
     kernel = plan.plan(plan.default_config())
-    binaries: dict = {}
     for shape in GPU_SHAPES:
-        key = tuple(sorted(plan.static_shape(shape).items()))
-        if key not in binaries:
-            binaries[key] = kernel.compile(shape, SM90A)
+        compiled = compile_cached(plan, plan.default_config(), shape, SM90A).compiled  # one binary per static shape
         inputs = plan.prepare_inputs(shape)
         outputs = plan.allocate_outputs(inputs, shape)
         poison(outputs)
-        kernel.launch(binaries[key], inputs, outputs)
+        kernel.launch(compiled, inputs, outputs)
         torch.cuda.synchronize()
         ref = plan.reference_fn(inputs)
         check = compare({k: outputs[k] for k in ref}, ref, plan.tolerance())

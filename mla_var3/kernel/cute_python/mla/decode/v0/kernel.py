@@ -17,7 +17,8 @@ walking the sequence's whole KV cache one 64-row block at a time:
 Rows of the last block past the sequence are zeroed in SMEM before use: the cache there
 holds anything (NaN in our tests) and ``0 * NaN`` would poison ``P V``.
 
-**Why it is slow** (what the next variants fix): a single KV buffer, so TMA latency is fully
+**Why it is slow** (what the next variants fix; on the H200 the compute-bound shapes already
+keep the tensor cores fairly busy, but 8 CTAs at b = 4 leave the GPU nearly idle): a single KV buffer, so TMA latency is fully
 exposed; warpgroup 1 idles while warpgroup 0 computes S and softmax; and one CTA per
 (tile, sequence) leaves most SMs idle when ``b * ceil(h_q s_q / 64)`` is small.
 """
@@ -42,7 +43,7 @@ class MlaDecodeV0:
 
     threads = 2 * WARPGROUP_THREADS
     kv_stages = 1
-    splits = 1  # KV splits per (query tile, sequence); v1 raises it and adds a combine kernel
+    split_kv = False  # v1 splits the KV blocks (a runtime count, the workspace's) and adds a combine kernel
 
     def __init__(self, page: int) -> None:
         self.page = page
@@ -104,7 +105,7 @@ class MlaDecodeV0:
         self.kernel(
             tma_q, tQ, tma_kv, tKV, block_table, seqlens, mO, lse, mOPart, mLsePart, heads, q_layout, kv_layout, p_layout
         ).launch(
-            grid=(cute.ceil_div(mQ.shape[0], TILE_M), self.splits, mQ.shape[2]),
+            grid=(cute.ceil_div(mQ.shape[0], TILE_M), 1 if o_part is None else o_part.shape[1], mQ.shape[2]),
             block=(self.threads, 1, 1),
             min_blocks_per_mp=1,  # one CTA per SM (its SMEM allows no more): a register cap at entry for setmaxnreg
             stream=stream,
@@ -165,7 +166,7 @@ class MlaDecodeV0:
 
         tQsQ, tQgQ, tKVsKV, tKVgKV = self._tma_views(tma_q, mQ, tma_kv, mKV, sQ, sKV)
         length = mSeqlens[batch]
-        first_block, end_block = self._kv_range(cute.ceil_div(length, TILE_N), split)
+        first_block, end_block = self._kv_range(cute.ceil_div(length, TILE_N), split, mLsePart)
         last_slot = cute.ceil_div(length, self.page) - 1
         kv_bytes = TILE_N * D_QK * sKV.element_type.width // 8
 
@@ -308,9 +309,14 @@ class MlaDecodeV0:
         sP: cute.Tensor,
         s_factor: cute.Tensor,
     ) -> None:
-        """The softmax warpgroup's part of one KV block: ``S = Q K^T`` (36 WGMMAs over d = 576),
-        the online-softmax step in registers, then P and each row's rescale factor to SMEM."""
-        visible, row_max, row_sum = rows_state
+        """The softmax warpgroup's part of one KV block: ``S = Q K^T``, wait, then :meth:`_probs_to_smem`."""
+        self._issue_qk(tSrQ, tSrK, stage, acc_s)
+        warpgroup.wait_group(0)
+        self._probs_to_smem(thr_qk, acc_s, c_mn, kv_start, rows_state, sP, s_factor)
+
+    @cute.jit
+    def _issue_qk(self, tSrQ: cute.Tensor, tSrK: cute.Tensor, stage: cutlass.Int32, acc_s: cute.Tensor) -> None:
+        """Issue ``S = Q K^T`` for the KV block in ``stage``: 36 WGMMAs over d = 576, one commit group."""
         # A TiledMma of our own: its ACCUMULATE field is set per k-step, and a field set inside a
         # helper must not escape into the caller's loop.
         qk_mma, _ = common.make_tiled_mmas(self.dtype)
@@ -320,7 +326,20 @@ class MlaDecodeV0:
             cute.gemm(qk_mma, acc_s, tSrQ[(None, None, kb, 0)], tSrK[(None, None, kb, stage)], acc_s)
             qk_mma.set(warpgroup.Field.ACCUMULATE, True)
         warpgroup.commit_group()
-        warpgroup.wait_group(0)
+
+    @cute.jit
+    def _probs_to_smem(
+        self,
+        thr_qk: cute.ThrMma,
+        acc_s: cute.Tensor,
+        c_mn: cute.Tensor,
+        kv_start: cutlass.Int32,
+        rows_state: tuple[cute.Tensor, cute.Tensor, cute.Tensor],
+        sP: cute.Tensor,
+        s_factor: cute.Tensor,
+    ) -> None:
+        """The online-softmax step on finished scores, then P and each row's rescale factor to SMEM."""
+        visible, row_max, row_sum = rows_state
         factor = cute.make_rmem_tensor_like(row_max)
         common.online_softmax_step(common.acc_mn(acc_s), c_mn, kv_start, visible, row_max, row_sum, factor)
         p_regs = cute.make_rmem_tensor(acc_s.layout, sP.element_type)
@@ -342,8 +361,10 @@ class MlaDecodeV0:
         stage: cutlass.Int32,
         s_factor: cute.Tensor,
         c_mn: cute.Tensor,
+        wait: cutlass.Constexpr = True,
     ) -> None:
-        """Rescale this warpgroup's O half by the rows' factors, then ``O_half += P V_half`` (4 WGMMAs)."""
+        """Rescale this warpgroup's O half by the rows' factors, then ``O_half += P V_half`` (4 WGMMAs;
+        ``wait``: until they are done, else they stay in flight as one commit group)."""
         o_mn = common.acc_mn(acc_o)
         factor = cute.make_rmem_tensor(cute.make_layout(cute.size(o_mn, mode=[0])), cutlass.Float32)
         for i in cutlass.range_constexpr(cute.size(factor)):
@@ -355,13 +376,20 @@ class MlaDecodeV0:
         for kb in cutlass.range_constexpr(cute.size(tOrP, mode=[2])):
             cute.gemm(pv_mma, acc_o, tOrP[(None, None, kb, 0)], tOrV[(None, None, kb, stage)], acc_o)
         warpgroup.commit_group()
-        warpgroup.wait_group(0)
+        if cutlass.const_expr(wait):
+            warpgroup.wait_group(0)
 
     @cute.jit
-    def _kv_range(self, kv_blocks: cutlass.Int32, split: cutlass.Int32) -> tuple[cutlass.Int32, cutlass.Int32]:
-        """The KV blocks ``[first, end)`` split ``split`` of ``self.splits`` walks (all of them in v0);
-        equal shares of the sequence's blocks, so a short sequence may leave a split empty."""
-        per_split = cute.ceil_div(kv_blocks, self.splits)
+    def _kv_range(
+        self, kv_blocks: cutlass.Int32, split: cutlass.Int32, mLsePart: cute.Tensor | None
+    ) -> tuple[cutlass.Int32, cutlass.Int32]:
+        """The KV blocks ``[first, end)`` split ``split`` walks: all of them without partials, else an
+        equal share of the splits the workspace ``(rows, splits, b)`` holds (a short sequence may
+        leave a split empty)."""
+        splits = 1
+        if cutlass.const_expr(mLsePart is not None):
+            splits = mLsePart.shape[1]
+        per_split = cute.ceil_div(kv_blocks, splits)
         first = split * per_split
         end = cutlass.min(first + per_split, kv_blocks)
         return first, end

@@ -1,8 +1,9 @@
 """Plan for ``mla_decode_v1``: v0 + split-KV and an LSE-weighted combine (see ``kernel.py``).
 
-The split count is compile-time, picked from the shape: enough splits that
-``b * ceil(h_q s_q / 64) * splits`` covers the GPU's SMs about once (132 on an H100/H200),
-at most the mean sequence's KV blocks. The workspace is two extra outputs sized by it.
+The split count is picked from the shape: enough splits that ``b * ceil(h_q s_q / 64) *
+splits`` covers the GPU's SMs about once (132 on an H100/H200), at most the mean sequence's
+KV blocks. The workspace is two extra outputs sized by it; the kernel reads the count from
+them, so only "split or not" is compile-time.
 """
 
 from typing import Any
@@ -30,13 +31,13 @@ class MlaDecodeV1Plan(MlaDecodeCutePlanBase):
         return default_splits(shape["b"], query_tiles, kv_blocks, sm_count())
 
     def static_shape(self, shape: Shape) -> Shape:
-        """The page size and the split count (from b, s, h and t): what the binary is built for."""
-        return {"page": shape["page"], "splits": self.splits(shape)}
+        """The page size and whether the KV is split (from b, s, h and t): what the binary is built for."""
+        return {"page": shape["page"], "split": int(self.splits(shape) > 1)}
 
     def make_kernel(self, config: Config, params: Shape) -> Any:
         from mla_var3.kernel.cute_python.mla.decode.v1.kernel import MlaDecodeV1
 
-        return MlaDecodeV1(page=params["page"], splits=params["splits"])
+        return MlaDecodeV1(page=params["page"], split_kv=bool(params["split"]))
 
     def allocate_outputs(self, inputs: Tensors, shape: Shape) -> Tensors:
         import torch

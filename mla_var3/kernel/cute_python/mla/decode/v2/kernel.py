@@ -21,6 +21,13 @@ own V half of a last, partial block (rows past the sequence); K rows there are o
 ``Q K^T``, whose scores the mask replaces anyway.
 
 The epilogue, the split-KV grid and the combine kernel are v1's.
+
+**What the measurements said** (H200, debugging runs in separate processes; records come from
+``verify``): the ring hides the load latency v0/v1 expose -- v2 was clearly faster than v1 at
+every shape timed, compute-bound (h_q = 128) and memory-bound (h_q = 16) alike. The softmax
+warpgroup is now the critical path: it runs
+``Q K^T`` (4.7 MFLOP per block), the softmax and ``P V_left`` (2.1), while the second
+warpgroup only runs ``P V_right`` (2.1) and waits for P; v3 tries to overlap its softmax.
 """
 
 import cutlass
@@ -47,8 +54,8 @@ class MlaDecodeV2(MlaDecodeV1):
     threads = 3 * WARPGROUP_THREADS
     consumer_threads = 2 * WARPGROUP_THREADS
 
-    def __init__(self, page: int, splits: int, kv_stages: int | None = None) -> None:
-        super().__init__(page, splits)
+    def __init__(self, page: int, split_kv: bool, kv_stages: int | None = None) -> None:
+        super().__init__(page, split_kv)
         self.kv_stages = kv_stages if kv_stages is not None else common.max_kv_stages()
         need = common.smem_budget(self.kv_stages).total
         if need > common.smem_capacity():
@@ -124,7 +131,7 @@ class MlaDecodeV2(MlaDecodeV1):
 
         tQsQ, tQgQ, tKVsKV, tKVgKV = self._tma_views(tma_q, mQ, tma_kv, mKV, sQ, sKV)
         length = mSeqlens[batch]
-        first_block, end_block = self._kv_range(cute.ceil_div(length, TILE_N), split)
+        first_block, end_block = self._kv_range(cute.ceil_div(length, TILE_N), split, mLsePart)
 
         # --8<-- [start:roles]
         if wg == 0:
@@ -186,52 +193,92 @@ class MlaDecodeV2(MlaDecodeV1):
     ) -> None:
         """A consumer warpgroup: half 0 computes S, the softmax and ``O_left``; half 1 ``O_right``."""
         sQ, sKV, sV, sP, s_factor = smem
-        m_tile = coords[0]
         tidx, _, _ = cute.arch.thread_idx()
         half = cute.arch.make_warp_uniform(cute.arch.warp_idx()) // 4 - 1
-        wg_tidx = tidx % WARPGROUP_THREADS
-        thr_qk, thr_pv, tSrQ, tSrK, tOrP, tOrV = self._mma_views(sQ, sKV, sV, sP, half, wg_tidx)
-        acc_s = cute.make_rmem_tensor(thr_qk.partition_shape_C((TILE_M, TILE_N)), cutlass.Float32)
+        thr_qk, thr_pv, tSrQ, tSrK, tOrP, tOrV = self._mma_views(sQ, sKV, sV, sP, half, tidx % WARPGROUP_THREADS)
         acc_o = cute.make_rmem_tensor(thr_pv.partition_shape_C((TILE_M, V_HALF)), cutlass.Float32)
         acc_o.fill(0.0)
         c_mn = common.acc_mn(thr_qk.partition_C(cute.make_identity_tensor((TILE_M, TILE_N))))
-        rows_state = self._row_state(c_mn, m_tile, heads, tokens, length)
-        p_ready = pipeline.NamedBarrier(barrier_id=P_READY, num_threads=self.consumer_threads)
-        p_free = pipeline.NamedBarrier(barrier_id=P_FREE, num_threads=self.consumer_threads)
-        zeroed = pipeline.NamedBarrier(barrier_id=ZEROED + half, num_threads=WARPGROUP_THREADS)
-
-        read = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.kv_stages)
+        rows_state = self._row_state(c_mn, coords[0], heads, tokens, length)
+        views = (thr_qk, tSrQ, tSrK, tOrP, tOrV, c_mn)
+        blocks = (length, first_block, end_block)
         cute.arch.mbarrier_wait(q_bar, 0)
-        for block in cutlass.range(first_block, end_block, unroll=1):
-            kv_pipeline.consumer_wait(read)
-            kv_start = block * TILE_N
-            if kv_start + TILE_N > length:
-                stage_tile = sKV[(None, None, read.index)]
-                common.zero_kv_rows(stage_tile, length - kv_start, half * V_HALF, V_HALF, wg_tidx, WARPGROUP_THREADS)
-                cute.arch.fence_proxy("async.shared", space="cta")
-                zeroed.arrive_and_wait()
-            if half == 0:
-                if block > first_block:
-                    p_free.arrive_and_wait()  # the other half is done reading the previous P
-                self._scores_to_probs(
-                    thr_qk, tSrQ, tSrK, read.index, acc_s, c_mn, kv_start, rows_state, sP, s_factor
-                )
-                p_ready.arrive()
-            else:
-                p_ready.arrive_and_wait()
-            self._accumulate_pv(acc_o, tOrP, tOrV, read.index, s_factor, c_mn)
-            if half == 1:
-                p_free.arrive()
-            kv_pipeline.consumer_release(read)
-            read.advance()
-        # The epilogue overwrites the row factors: wait until the other half read the last ones.
-        if half == 0 and first_block < end_block:
-            p_free.arrive_and_wait()
-
+        if half == 0:
+            self._softmax_half(kv_pipeline, smem, views, acc_o, rows_state, blocks)
+        else:
+            self._second_half(kv_pipeline, smem, views, acc_o, blocks)
         epilogue = pipeline.NamedBarrier(barrier_id=EPILOGUE, num_threads=self.consumer_threads)
         self._epilogue(outputs, s_factor, epilogue, half, acc_o, rows_state[1:3], c_mn, thr_pv, coords, heads)
 
+    @cute.jit
+    def _softmax_half(
+        self,
+        kv_pipeline: pipeline.PipelineTmaAsync,
+        smem: tuple,
+        views: tuple,
+        acc_o: cute.Tensor,
+        rows_state: tuple,
+        blocks: tuple,
+    ) -> None:
+        """Consumer 0, per KV block: S, softmax, P to SMEM (``P ready``), then ``O_left += P V_left``."""
+        _, sKV, _, sP, s_factor = smem
+        thr_qk, tSrQ, tSrK, tOrP, tOrV, c_mn = views
+        length, first_block, end_block = blocks
+        acc_s = cute.make_rmem_tensor(thr_qk.partition_shape_C((TILE_M, TILE_N)), cutlass.Float32)
+        read = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.kv_stages)
+        for block in cutlass.range(first_block, end_block, unroll=1):
+            kv_pipeline.consumer_wait(read)
+            kv_start = block * TILE_N
+            self._zero_v_half(sKV, read.index, kv_start, length, 0)
+            if block > first_block:
+                self._p_free().arrive_and_wait()  # the other half is done reading the previous P
+            self._scores_to_probs(thr_qk, tSrQ, tSrK, read.index, acc_s, c_mn, kv_start, rows_state, sP, s_factor)
+            self._p_ready().arrive()
+            self._accumulate_pv(acc_o, tOrP, tOrV, read.index, s_factor, c_mn)
+            kv_pipeline.consumer_release(read)
+            read.advance()
+        # The epilogue overwrites the row factors: wait until the other half read the last ones.
+        if first_block < end_block:
+            self._p_free().arrive_and_wait()
+
+    @cute.jit
+    def _second_half(
+        self, kv_pipeline: pipeline.PipelineTmaAsync, smem: tuple, views: tuple, acc_o: cute.Tensor, blocks: tuple
+    ) -> None:
+        """Consumer 1, per KV block: wait for P (``P ready``), ``O_right += P V_right``, ``P free``."""
+        _, sKV, _, _, s_factor = smem
+        _, _, _, tOrP, tOrV, c_mn = views
+        length, first_block, end_block = blocks
+        read = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.kv_stages)
+        for block in cutlass.range(first_block, end_block, unroll=1):
+            kv_pipeline.consumer_wait(read)
+            self._zero_v_half(sKV, read.index, block * TILE_N, length, 1)
+            self._p_ready().arrive_and_wait()
+            self._accumulate_pv(acc_o, tOrP, tOrV, read.index, s_factor, c_mn)
+            self._p_free().arrive()
+            kv_pipeline.consumer_release(read)
+            read.advance()
+
     # --8<-- [end:consume]
+
+    def _p_ready(self) -> pipeline.NamedBarrier:
+        return pipeline.NamedBarrier(barrier_id=P_READY, num_threads=self.consumer_threads)
+
+    def _p_free(self) -> pipeline.NamedBarrier:
+        return pipeline.NamedBarrier(barrier_id=P_FREE, num_threads=self.consumer_threads)
+
+    @cute.jit
+    def _zero_v_half(
+        self, sKV: cute.Tensor, stage: cutlass.Int32, kv_start: cutlass.Int32, length: cutlass.Int32, half: cutlass.Constexpr
+    ) -> None:
+        """In a block that runs past the sequence, zero this warpgroup's V half of the rows past it."""
+        if kv_start + TILE_N > length:
+            tidx, _, _ = cute.arch.thread_idx()
+            common.zero_kv_rows(
+                sKV[(None, None, stage)], length - kv_start, half * V_HALF, V_HALF, tidx % WARPGROUP_THREADS, WARPGROUP_THREADS
+            )
+            cute.arch.fence_proxy("async.shared", space="cta")
+            pipeline.NamedBarrier(barrier_id=ZEROED + half, num_threads=WARPGROUP_THREADS).arrive_and_wait()
 
 
 __all__ = ["CONSUMER_REGISTERS", "PRODUCER_REGISTERS", "MlaDecodeV2"]

@@ -14,7 +14,7 @@ class MlaDecodeV2Plan(MlaDecodeV1Plan):
     def make_kernel(self, config: Config, params: Shape) -> Any:
         from mla_var3.kernel.cute_python.mla.decode.v2.kernel import MlaDecodeV2
 
-        return MlaDecodeV2(page=params["page"], splits=params["splits"])
+        return MlaDecodeV2(page=params["page"], split_kv=bool(params["split"]))
 
 
 __all__ = ["MlaDecodeV2Plan"]
