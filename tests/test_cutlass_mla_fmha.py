@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,25 @@ from mla_var3.kernel.compile_cache import CompileResult, compile_cached
 from mla_var3.kernel.errors import ArchError, UnsupportedShapeError
 from mla_var3.kernel.registry import get_plan
 from mla_var3.kernel.workloads.mla import mla_shape
+from mla_var3.project import cutlass_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 SM100 = Arch.parse("sm_100a")
 SMEM_LIMIT_SM100 = 227 * 1024  # opt-in dynamic SMEM per block on B200
 PLANS = ("cutlass_mla_decode_fp16", "cutlass_mla_decode_fp8", "cutlass_fmha_sm100")
 FMHA_SHAPE = {"b": 2, "s": 1000, "t": 1000, "h": 16, "hk": 4, "d": 128, "causal": 1}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _forget_loaded_examples() -> Iterator[None]:
+    """The examples bring their sibling packages (``helpers``, ``cute``) into sys.modules and their root
+    onto sys.path; drop both after this module, so later tests can load other example trees."""
+    saved_path = list(sys.path)
+    yield
+    sys.path[:] = saved_path
+    root = str(cutlass_dir().resolve())
+    for name in [n for n, m in sys.modules.items() if (getattr(m, "__file__", None) or "").startswith(root)]:
+        del sys.modules[name]
 
 
 def _compile(name: str, shape: dict[str, int]) -> CompileResult:
