@@ -8,9 +8,11 @@ while an interval is wider than ±3 % it adds rounds, up to the group's bound.
 
 :func:`time_group` is the thin CUDA part that ``python -m mla_var3.evidence group-run`` runs in
 its own process: compile each member (cached), build its rotating input sets (cold L2, as a
-single kernel's timing does), warm every member up, run the rounds, then measure the ceilings
-per dtype in the same process. Correctness is not checked here: ``verify`` checks each member
-in its own subprocess first, so a crash names the member.
+single kernel's timing does; a member declared ``l2="warm"`` gets one set, touched by an untimed
+launch before each batch of timed ones, and its timing's method and the record's notes say so),
+warm every member up, run the rounds, then measure the ceilings per dtype in the same process.
+Correctness is not checked here: ``verify`` checks each member in its own subprocess first, so a
+crash names the member.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from mla_var3.evidence.groups import Group
 from mla_var3.evidence.model import Analysis, Device, GroupRound, parse_shape_key
 from mla_var3.evidence.stats import MAX_HALF_WIDTH, Speedup, paired_speedup
 from mla_var3.evidence.typed import parse
-from mla_var3.kernel.bench import ClockSample, Timing, summarize
+from mla_var3.kernel.bench import TIMING_METHOD, ClockSample, Timing, summarize
 from mla_var3.profile.roofline import Ceiling
 
 # timer(member, launches, first_set) -> per-launch times in us
@@ -111,9 +113,11 @@ def run_rounds(
         target = min(max_rounds, target + ROUNDS_ADDED)
 
 
-def member_timing(rounds: Sequence[GroupRound], member: str, warmup: int, input_sets: int) -> Timing:
+def member_timing(
+    rounds: Sequence[GroupRound], member: str, warmup: int, input_sets: int, method: str = TIMING_METHOD
+) -> Timing:
     """Median, p10, p90 over every launch of ``member`` in every round."""
-    return summarize([t for r in rounds for t in r.us[member]], warmup, input_sets)
+    return summarize([t for r in rounds for t in r.us[member]], warmup, input_sets, method)
 
 
 def time_group(group: Group, config: str, progress: Callable[[str], None] = print) -> GroupRun:
@@ -121,8 +125,10 @@ def time_group(group: Group, config: str, progress: Callable[[str], None] = prin
     import torch
 
     from mla_var3.kernel.bench import (
+        WARM_L2,
+        WARM_L2_METHOD,
         event_times_us,
-        input_sets_for_cold_l2,
+        input_sets_for_l2,
         measure_ceilings,
         nvml_sample,
         warm_up,
@@ -153,7 +159,7 @@ def time_group(group: Group, config: str, progress: Callable[[str], None] = prin
         inputs = plan.prepare_inputs(shape)
         outputs = plan.allocate_outputs(inputs, shape)
         set_bytes = sum(t.numel() * t.element_size() for t in (*inputs.values(), *outputs.values()))
-        sets = input_sets_for_cold_l2(set_bytes, gpu.l2_bytes)
+        sets = input_sets_for_l2(m.l2, set_bytes, gpu.l2_bytes)
         rotation = [(inputs, outputs)] + [
             (plan.prepare_inputs(shape), plan.allocate_outputs(inputs, shape)) for _ in range(sets - 1)
         ]
@@ -172,8 +178,14 @@ def time_group(group: Group, config: str, progress: Callable[[str], None] = prin
         warmup[m.id], host_per_launch[m.id] = warm_up(launchers[m.id], prepared[m.id]["input_sets"], 5, 0.3)
     torch.cuda.synchronize()
 
+    warm = [m.id for m in group.members if m.l2 == WARM_L2]
+    notes = [f"member {i} timed with a warm L2: one input set, touched by an untimed launch before its launches of each round"
+             for i in warm]  # fmt: skip
+
     def timer(member: str, launches: int, first: int) -> list[float]:
         sets = prepared[member]["input_sets"]
+        if member in warm:  # the other members' launches evicted it: bring the set back into L2, untimed
+            launchers[member](0)
         return event_times_us(launchers[member], sets, launches, host_per_launch[member], first)
 
     ids = [m.id for m in group.members]
@@ -184,10 +196,11 @@ def time_group(group: Group, config: str, progress: Callable[[str], None] = prin
     ceilings = measure_ceilings()
     members = [
         MemberTiming(
-            member=i, timing=member_timing(rounds, i, warmup[i], prepared[i]["input_sets"]), speedup=result.get(i),
-            **prepared[i],
+            member=i, speedup=result.get(i), **prepared[i],
+            timing=member_timing(rounds, i, warmup[i], prepared[i]["input_sets"],
+                                 WARM_L2_METHOD if i in warm else TIMING_METHOD),
         )
         for i in ids
     ]  # fmt: skip
     device = parse(Device, gpu.to_dict(), "this GPU")
-    return GroupRun(group.name, config, group.reference, device, group.launches_per_round, members, rounds, ceilings, [])
+    return GroupRun(group.name, config, group.reference, device, group.launches_per_round, members, rounds, ceilings, notes)

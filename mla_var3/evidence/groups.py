@@ -4,7 +4,8 @@ A :class:`Group` names its members (ours, baselines, peers), the **reference** m
 speedup is measured against (``speedup = t_reference / t_member``, > 1: the member is
 faster), and the shapes, as shape keys whose dtype is the group's. A member may run at another
 dtype (an fp8 kernel beside bf16 ones) and with its own tolerance; each member is checked
-against its plan's reference at its own dtype.
+against its plan's reference at its own dtype. Members are timed with a cold L2 unless one says
+``l2="warm"`` (the same kernel twice, cold and warm, measures what L2 residency is worth).
 
 ``python -m mla_var3.evidence verify`` verifies every declared group at every shape: it checks
 each member in its own subprocess, then times all members in one process, interleaved in
@@ -20,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mla_var3.evidence.model import NAME, EvidenceError, parse_shape_key, shape_key
+from mla_var3.kernel.bench import COLD_L2, L2_MODES
 
 GEMM_SHAPES = ("m8192-n8192-k8192", "m4096-n4096-k4096", "m8000-n8008-k8200", "m1024-n1024-k1024")
 
@@ -32,6 +34,11 @@ class Member:
     name: str = ""
     dtype: str | None = None  # default: the dtype of the group's shape key
     tolerance: float | None = None  # default: the plan's tolerance for its dtype
+    l2: str = COLD_L2  # "warm": timed on one input set kept in L2 (mla_var3.kernel.bench.WARM_L2)
+
+    def __post_init__(self) -> None:
+        if self.l2 not in L2_MODES:
+            raise EvidenceError(f"member {self.id!r}: l2 must be one of {', '.join(L2_MODES)}, got {self.l2!r}")
 
     @property
     def id(self) -> str:
@@ -98,6 +105,40 @@ GROUPS: tuple[Group, ...] = (
         reference="cublas_gemm",
         members=(Member("cublas_gemm"), Member("cublas_gemm_small_int")),
         shapes=("m8192-n8192-k8192-bfloat16",),
+    ),
+    # The memory micro-benchmarks (snippets/gpu/, page docs/concepts/memory-microbenchmarks.md).
+    Group(
+        "copy_vector_width",
+        "fp32 copy, dst = src, 256 MiB each way: one kernel with 32-, 64- and 128-bit accesses per thread "
+        "(same grid, same bytes per thread) and torch's copy_",
+        reference="copy_vec128",
+        members=(Member("copy_vec32"), Member("copy_vec64"), Member("copy_vec128"), Member("copy_torch")),
+        shapes=("n67108864-float32",),
+    ),
+    Group(
+        "smem_swizzle",
+        "fp32 transpose through a 32x32 SMEM tile written by rows and read by columns: row-major tile "
+        "(32-way bank conflicts) against the S<5,0,5>-swizzled tile",
+        reference="transpose_smem",
+        members=(Member("transpose_smem"), Member("transpose_smem_swizzled")),
+        shapes=("m8192-n8192-float32",),
+    ),
+    Group(
+        "async_copy_vs_tma",
+        "fp32 copy through 64x128 SMEM tiles, one per CTA: loaded with cp.async (LDGSTS) against one TMA "
+        "load (UTMALDG), the same store",
+        reference="tile_load_cp_async",
+        members=(Member("tile_load_cp_async"), Member("tile_load_tma")),
+        shapes=("m8192-n8192-float32",),
+    ),
+    Group(
+        "l2_vs_dram",
+        "the 128-bit fp32 copy on a 32 MiB working set (16 MiB each way, fits the L2): cold L2 (inputs "
+        "rotated, read from DRAM) against warm L2 (one input set, L2-resident)",
+        reference="dram",
+        members=(Member("copy_vec128", name="dram"), Member("copy_vec128", name="l2", l2="warm")),
+        shapes=("n4194304-float32",),
+        launches_per_round=100,  # launches of a few microseconds: more per round for a steady median
     ),
 )
 

@@ -1,12 +1,14 @@
-"""Timing and ceilings: per-launch CUDA events, median and spread, cold L2, measured rooflines, NVML.
+"""Timing and ceilings: per-launch CUDA events, median and spread, cold or warm L2, measured rooflines, NVML.
 
-Every launch is timed by its own pair of CUDA events after a warm-up. For a cold L2 the
-runner rotates through enough independent input sets to cover ~3x the L2 (the idea of
-``cutlass.testing.get_workspace_count``; its ``benchmark`` returns only a mean, so it is not
-used for the number). Ceilings -- copy bandwidth and the cuBLAS matmul rate per dtype -- are
-measured in the same process, so a result is always compared with the GPU as it was during
-that run. Clocks, power and temperature are read through NVML (``nvidia-ml-py``), never set;
-without NVML every reading is ``None``.
+Every launch is timed by its own pair of CUDA events after a warm-up. For a cold L2 (the
+default) the runner rotates through enough independent input sets to cover ~3x the L2 (the idea
+of ``cutlass.testing.get_workspace_count``; its ``benchmark`` returns only a mean, so it is not
+used for the number). A warm L2 (:data:`WARM_L2`, asked for by a comparison group's member, to
+measure L2-resident data on purpose) times one input set, touched by an untimed launch just
+before the timed ones; the timing's ``method`` says which. Ceilings -- copy bandwidth and the
+cuBLAS matmul rate per dtype -- are measured in the same process, so a result is always compared
+with the GPU as it was during that run. Clocks, power and temperature are read through NVML
+(``nvidia-ml-py``), never set; without NVML every reading is ``None``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,12 @@ import numpy as np
 from mla_var3.profile.roofline import COMPUTE, MEMORY, Ceiling
 
 TIMING_METHOD = "CUDA events per launch, launches queued behind a GPU sleep; median; cold L2 by rotating input sets"
+COLD_L2, WARM_L2 = "cold", "warm"
+L2_MODES = (COLD_L2, WARM_L2)
+WARM_L2_METHOD = (
+    "CUDA events per launch, launches queued behind a GPU sleep; median; warm L2: one input set, touched by an "
+    "untimed launch right before the timed ones (L2-resident where it fits)"
+)
 # The dtypes whose cuBLAS matmul rate is measured as a compute ceiling (the one of a kernel's own
 # dtype is its roofline's roof; fp8 is e4m3 through torch._scaled_mm).
 MATMUL_CEILING_DTYPES = ("bfloat16", "float16", "float8_e4m3fn")
@@ -58,13 +66,13 @@ class ClockSample:
     temp_c: float | None = None
 
 
-def summarize(us: Sequence[float], warmup: int, input_sets: int) -> Timing:
+def summarize(us: Sequence[float], warmup: int, input_sets: int, method: str = TIMING_METHOD) -> Timing:
     """Median, p10, p90 (numpy, linear interpolation) and mean of per-launch times in us."""
     values = np.asarray(us, dtype=np.float64)
     if values.size == 0:
         raise ValueError("no timed launches to summarize")
     p10, median, p90 = np.percentile(values, [10, 50, 90])
-    return Timing(float(median), float(p10), float(p90), float(values.mean()), int(values.size), warmup, input_sets)
+    return Timing(float(median), float(p10), float(p90), float(values.mean()), int(values.size), warmup, input_sets, method)
 
 
 def input_sets_for_cold_l2(bytes_per_set: int, l2_bytes: int, cap: int = 64) -> int:
@@ -72,6 +80,13 @@ def input_sets_for_cold_l2(bytes_per_set: int, l2_bytes: int, cap: int = 64) -> 
     if bytes_per_set <= 0:
         return 1
     return max(1, min(cap, -(-3 * l2_bytes // bytes_per_set)))
+
+
+def input_sets_for_l2(l2: str, bytes_per_set: int, l2_bytes: int) -> int:
+    """Input sets to rotate for an L2 that is ``cold`` (:func:`input_sets_for_cold_l2`) or ``warm`` (one)."""
+    if l2 not in L2_MODES:
+        raise ValueError(f"unknown L2 mode {l2!r}; one of {', '.join(L2_MODES)}")
+    return 1 if l2 == WARM_L2 else input_sets_for_cold_l2(bytes_per_set, l2_bytes)
 
 
 def warm_up(launch: Callable[[int], None], input_sets: int, launches: int, seconds: float) -> tuple[int, float]:

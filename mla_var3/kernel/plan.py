@@ -39,7 +39,7 @@ Shape = dict[str, int]
 Config = dict[str, Any]
 Tensors = dict[str, "torch.Tensor"]
 
-LAYERS = ("elementwise", "reduction", "gemm", "attention", "mla", "launch")
+LAYERS = ("elementwise", "reduction", "gemm", "attention", "mla", "launch", "memory")
 DTYPES = ("float16", "bfloat16", "float32", "float8_e4m3fn")
 # rel-L2 tolerance per output dtype (DESIGN.md); tighten in a plan where the math allows.
 REL_L2_TOLERANCE = {"float32": 1e-5, "tf32": 1e-3, "float16": 1e-2, "bfloat16": 1e-2, "float8_e4m3fn": 5e-2}

@@ -1,4 +1,4 @@
-"""The kernel registry: every ``PLAN`` exported by a variant package of a backend package.
+"""The kernel registry: every ``PLAN`` of a backend package's variant packages, and the GPU snippets' plans.
 
 Backend packages: ``cute_python/``, ``cutile/``, ``torch_ref/`` and ``external/`` (peers built
 from pinned sources, e.g. FlashMLA through ctypes; it may be empty or absent). A variant
@@ -6,6 +6,8 @@ package, ``mla_var3/kernel/<backend>/<layer>/<family>/<variant>/``, exports its 
 ``PLAN`` from ``__init__.py``. Registration is explicit and fails loudly: a ``PLAN`` at any
 other depth, a variant package with a ``plan.py`` but no ``PLAN``, a plan that lacks a
 required attribute, and a name declared twice are errors naming the package and the fix.
+GPU snippets (``snippets/gpu/*.py``: the micro-benchmarks pages show, kernel and plans in one
+file) register the ``PLANS`` tuple each file exports; a snippet file without one is an error.
 ``$MLA_VAR3_EXTRA_PLANS`` names further modules (comma-separated) whose ``PLANS`` tuple is
 registered too: test fixtures and out-of-tree plans. Plan modules import the CuTe DSL lazily
 (inside ``plan()``), so listing kernels stays fast.
@@ -18,11 +20,13 @@ import importlib
 import importlib.util
 import os
 import pkgutil
+import sys
 from functools import cache
 from pathlib import Path
 
 from mla_var3.kernel.errors import UnknownKernelError
 from mla_var3.kernel.plan import LAYERS, KernelPlan
+from mla_var3.project import REPO_ROOT
 
 BACKEND_PACKAGES = (
     "mla_var3.kernel.cute_python",
@@ -30,6 +34,7 @@ BACKEND_PACKAGES = (
     "mla_var3.kernel.torch_ref",
     "mla_var3.kernel.external",
 )
+SNIPPETS_GPU = REPO_ROOT / "snippets" / "gpu"
 VARIANT_DEPTH = 3  # <layer>.<family>.<variant> below the backend package
 REQUIRED = ("name", "layer", "description", "archs", "shape_params")
 
@@ -45,6 +50,8 @@ def all_plans() -> dict[str, type[KernelPlan]]:
     for root_name in BACKEND_PACKAGES:
         for module_name, plan in _backend_plans(root_name):
             _add(plans, plan, module_name)
+    for module_name, plan in snippet_plans(SNIPPETS_GPU):
+        _add(plans, plan, module_name)
     for module_name in filter(None, os.environ.get("MLA_VAR3_EXTRA_PLANS", "").split(",")):
         for plan in importlib.import_module(module_name.strip()).PLANS:
             _add(plans, plan, module_name)
@@ -78,6 +85,37 @@ def _backend_plans(root_name: str) -> list[tuple[str, type[KernelPlan]]]:
             continue
         found.append((info.name, plan))
     return found
+
+
+def snippet_plans(folder: Path, package: str = "snippets.gpu") -> list[tuple[str, type[KernelPlan]]]:
+    """``(module, plan)`` for every plan in the ``PLANS`` tuple of each ``*.py`` file of ``folder``.
+
+    Each file is imported from its path as ``<package>.<stem>`` (the DSL reads kernel source from
+    that file); a file that exports no plan is an error naming it.
+    """
+    found = []
+    for path in sorted(folder.glob("*.py")):
+        name = f"{package}.{path.stem}"
+        module = sys.modules.get(name) or _import_file(name, path)
+        plans = getattr(module, "PLANS", ())
+        if not plans:
+            raise RegistrationError(f"{path} exports no plan; end a GPU snippet with `PLANS = (<YourPlan>, ...)`")
+        found += [(name, plan) for plan in plans]
+    return found
+
+
+def _import_file(name: str, path: Path) -> object:
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise RegistrationError(f"{path}: cannot be imported as {name}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # before running it: dataclasses and the DSL look their module up
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
 
 
 def _add(plans: dict[str, type[KernelPlan]], plan: type[KernelPlan], where: str) -> None:
