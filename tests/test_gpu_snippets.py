@@ -32,12 +32,14 @@ H200_L2_BYTES = 60 << 20  # torch's L2_cache_size on our H200 (the device sectio
 
 
 def _sass(kernel: str) -> tuple[str, Counter[str]]:
-    """The sm_90a disassembly of ``kernel``'s default config at its first check shape, and its mnemonic counts."""
+    """The sm_90a SASS of ``kernel`` (default config, first check shape) and its mnemonic counts."""
     from mla_var3.analysis.sass import disassemble, histogram_of
     from mla_var3.kernel.compile_cache import compile_cached
 
     plan = all_plans()[kernel]()
-    result = compile_cached(plan, plan.default_config(), dict(plan.check_shapes[0]), "sm_90a", need_function=False)
+    result = compile_cached(
+        plan, plan.default_config(), dict(plan.check_shapes[0]), "sm_90a", need_function=False
+    )
     text = disassemble(result.compiled.cubin)
     return text, Counter(histogram_of(text))
 
@@ -54,7 +56,9 @@ def test_the_registry_finds_every_snippet_plan() -> None:
 
 def test_a_snippet_without_plans_fails_registration(tmp_path: Path) -> None:
     (tmp_path / "lonely.py").write_text('"""A GPU snippet that forgot its PLANS."""\n')
-    with pytest.raises(RegistrationError, match=r"lonely.py exports no plan; end a GPU snippet with `PLANS = "):
+    with pytest.raises(
+        RegistrationError, match=r"lonely.py exports no plan; end a GPU snippet with `PLANS = "
+    ):
         snippet_plans(tmp_path, package="h12_fake_snippets")
 
 
@@ -71,9 +75,13 @@ def test_plans_refuse_shapes_off_their_tile() -> None:
 
 # --- SASS (compiled for sm_90a on the CPU) -----------------------------------------------------------
 @pytest.mark.parametrize(("kernel", "load", "store", "per_thread"), [
-    ("copy_vec32", "LDG.E", "STG.E", 16), ("copy_vec64", "LDG.E.64", "STG.E.64", 8), ("copy_vec128", "LDG.E.128", "STG.E.128", 4),
+    ("copy_vec32", "LDG.E", "STG.E", 16),
+    ("copy_vec64", "LDG.E.64", "STG.E.64", 8),
+    ("copy_vec128", "LDG.E.128", "STG.E.128", 4),
 ])  # fmt: skip
-def test_copy_width_is_the_access_width_in_sass(kernel: str, load: str, store: str, per_thread: int, tmp_cache: Path) -> None:
+def test_copy_width_is_the_access_width_in_sass(
+    kernel: str, load: str, store: str, per_thread: int, tmp_cache: Path
+) -> None:
     """The same 64 bytes per thread, in 16, 8 or 4 accesses of exactly the plan's width."""
     _, ops = _sass(kernel)
     global_ops = {op: n for op, n in ops.items() if op.startswith(("LDG", "STG"))}
@@ -98,11 +106,33 @@ def test_cp_async_and_tma_load_the_tile_their_own_way_and_store_it_alike(tmp_cac
     _, cp_async = _sass("tile_load_cp_async")
     _, tma = _sass("tile_load_tma")
     # cp.async: 64x128 fp32 = 2048 16-byte copies per tile, 16 per thread of 128, then one group wait.
-    assert cp_async["LDGSTS.E.128"] == 16 and cp_async["LDGDEPBAR"] == 1 and not any(op.startswith("UTMA") for op in cp_async)
+    assert (
+        cp_async["LDGSTS.E.128"] == 16
+        and cp_async["LDGDEPBAR"] == 1
+        and not any(op.startswith("UTMA") for op in cp_async)
+    )
     # TMA: one 2-D tile load, an mbarrier armed with the transaction bytes, no per-thread copies.
-    assert tma["UTMALDG.2D"] == 1 and tma["SYNCS.ARRIVE.TRANS64"] == 1 and not any(op.startswith("LDGSTS") for op in tma)
+    assert (
+        tma["UTMALDG.2D"] == 1
+        and tma["SYNCS.ARRIVE.TRANS64"] == 1
+        and not any(op.startswith("LDGSTS") for op in tma)
+    )
     for ops in (cp_async, tma):  # the same store: SMEM -> registers -> global, 128 bits at a time
         assert (ops["LDS.128"], ops["STG.E.128"]) == (16, 16)
+
+
+def test_the_estimate_snippet_evaluates_the_transpose_layouts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``snippets/cpu/memory_estimates.py`` (run by the page's build): the row-major tile puts a column in one
+    bank (32 passes), the swizzled one spreads it over all 32; the docs' composition form still fails."""
+    from mla_var3.project import REPO_ROOT
+
+    monkeypatch.syspath_prepend(str(REPO_ROOT))
+    from snippets.cpu import memory_estimates
+
+    rows = memory_estimates.bank_table().splitlines()[2:]
+    assert [row.rsplit("|", 3)[1:3] for row in rows] == [[" 1 ", " 32 "], [" 32 ", " 1 "]]
+    assert "invalid type for the LHS" in memory_estimates.composition_error()
+    assert memory_estimates.copy_time(1 << 26).startswith("112 µs (512 MiB")
 
 
 # --- groups --------------------------------------------------------------------------------------------
@@ -134,7 +164,11 @@ def test_a_member_l2_mode_is_checked() -> None:
 # --- the warm-L2 timing mode -----------------------------------------------------------------------------
 def test_warm_l2_times_one_set_and_says_so() -> None:
     assert input_sets_for_l2("warm", 32 << 20, H200_L2_BYTES) == 1
-    assert input_sets_for_l2("cold", 32 << 20, H200_L2_BYTES) == input_sets_for_cold_l2(32 << 20, H200_L2_BYTES) == 6
+    assert (
+        input_sets_for_l2("cold", 32 << 20, H200_L2_BYTES)
+        == input_sets_for_cold_l2(32 << 20, H200_L2_BYTES)
+        == 6
+    )
     with pytest.raises(ValueError, match="unknown L2 mode 'hot'"):
         input_sets_for_l2("hot", 1, 1)
     assert summarize([1.0, 2.0], 3, 1).method == TIMING_METHOD
@@ -173,20 +207,25 @@ def test_time_group_touches_a_warm_member_before_its_timed_launches(monkeypatch:
     monkeypatch.setattr(registry, "get_plan", lambda name: CpuCopy)
     monkeypatch.setattr(device, "detect_gpu", lambda: gpu)
     monkeypatch.setattr(runner, "choose_target", lambda *a: (Arch.parse("sm_90"), "run", "fake"))
-    monkeypatch.setattr(compile_cache, "compile_cached", lambda *a, **k: _FakeCompile(Compiled(launch, "sm_90", None, 0.0)))
+    monkeypatch.setattr(
+        compile_cache, "compile_cached", lambda *a, **k: _FakeCompile(Compiled(launch, "sm_90", None, 0.0))
+    )
     monkeypatch.setattr(bench, "warm_up", lambda launch, sets, n, s: (n, 1e-5))
     monkeypatch.setattr(bench, "event_times_us", fake_event_times)
     monkeypatch.setattr(bench, "measure_ceilings", lambda: [])
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
-    group = Group("warm_vs_cold", "test", "cold", (Member("copy_torch", name="cold"), Member("copy_torch", name="warm", l2="warm")),
-                  ("n65536-float32",), launches_per_round=3)  # fmt: skip
+    members = (Member("copy_torch", name="cold"), Member("copy_torch", name="warm", l2="warm"))
+    group = Group("warm_vs_cold", "test", "cold", members, ("n65536-float32",), launches_per_round=3)
 
     run = group_run.time_group(group, "n65536-float32", progress=lambda line: None)
 
     timing = {m.member: m for m in run.members}
     assert (timing["cold"].input_sets, timing["warm"].input_sets) == (6, 1)
     assert (timing["cold"].timing.method, timing["warm"].timing.method) == (TIMING_METHOD, WARM_L2_METHOD)
-    assert run.notes == ["member warm timed with a warm L2: one input set, touched by an untimed launch before its launches of each round"]
+    assert run.notes == [
+        "member warm timed with a warm L2: one input set, touched by an untimed launch before its launches "
+        "of each round"
+    ]
     # Each batch of the warm member: one untimed launch of its only set, then the timed ones on the same set.
     batches = [i for i, entry in enumerate(log) if entry == ("timed", 1)]
     assert len(batches) == len(run.rounds)

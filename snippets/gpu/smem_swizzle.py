@@ -29,6 +29,19 @@ TILE = 32  # a 32 x 32 fp32 tile: one row is one 128-byte line across the 32 ban
 ROWS_PER_PASS = 8  # 32 x 8 threads: a warp per tile row, each thread moves 4 elements
 
 
+# --8<-- [start:smem_layout]
+def smem_tile_layout(swizzle: bool) -> cute.Layout | cute.ComposedLayout:
+    """The 32 x 32 fp32 SMEM tile (called while tracing): row-major, or swizzled so (r, c) sits at
+    r * 32 + (c XOR r) -- the row's 5 bits (offset bits 5-9) XORed into the column's (bits 0-4)."""
+    row_major = cute.make_layout((TILE, TILE), stride=(TILE, 1))
+    if swizzle:
+        return cute.make_composed_layout(cute.make_swizzle(5, 0, 5), 0, row_major)
+    return row_major
+
+
+# --8<-- [end:smem_layout]
+
+
 class SmemTranspose:
     """B = A^T for fp32 matrices whose sides are multiples of 32, staged through a (swizzled) SMEM tile."""
 
@@ -37,15 +50,8 @@ class SmemTranspose:
 
     @cute.jit
     def __call__(self, a: cute.Tensor, b: cute.Tensor, stream: cuda.CUstream) -> None:
-        # --8<-- [start:smem_layout]
-        row_major = cute.make_layout((TILE, TILE), stride=(TILE, 1))
-        smem_layout = row_major
-        if cutlass.const_expr(self.swizzle):
-            # (r, c) -> r * 32 + (c XOR r): the row's 5 bits (offset bits 5-9) XORed into bits 0-4.
-            smem_layout = cute.make_composed_layout(cute.make_swizzle(5, 0, 5), 0, row_major)
-        # --8<-- [end:smem_layout]
         m, n = a.shape
-        self.kernel(a, b, smem_layout).launch(
+        self.kernel(a, b, smem_tile_layout(self.swizzle)).launch(
             grid=[n // TILE, m // TILE, 1], block=[TILE, ROWS_PER_PASS, 1], stream=stream
         )
 
