@@ -1,0 +1,1 @@
+"""Launch-level patterns: programmatic dependent launch and other overlap between kernels."""

@@ -1,0 +1,1 @@
+"""Reduction kernels: row reductions and norms (RMSNorm), including cluster (distributed-SMEM) reductions."""
