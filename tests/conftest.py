@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip("needs third_party/cutlass (nox -s cutlass)")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def session_compile_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One compile cache for the session (never the user's ~/.cache): tests that inspect a
+    binary share its entry; tests of the cache itself take ``tmp_cache`` or ``fresh_compile_cache``."""
+    folder = tmp_path_factory.mktemp("compile-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MLA_VAR3_CACHE_DIR", str(folder))
+        yield folder
+
+
 @pytest.fixture
 def tmp_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty compile cache for one test."""
@@ -59,11 +70,23 @@ def fresh_compile_cache(tmp_cache: Path, tmp_path: Path, monkeypatch: pytest.Mon
 
 
 @pytest.fixture(scope="session")
-def hopper_ws_default_cubin(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    """``hopper_gemm_ws``'s default bf16 cubin for sm_90a (one binary for every shape), built once
-    per session for the tests that inspect it."""
-    from mla_var3.kernel.arch import Arch
+def hopper_ws_cubin() -> Callable[[int, str], bytes]:
+    """``hopper_gemm_ws``'s cubin for sm_90a by (config index, dtype), from the session's compile
+    cache (one binary serves every shape: M, N, K are dynamic)."""
+    from mla_var3.kernel.compile_cache import compile_cached
     from mla_var3.kernel.cute_python.gemm.hopper_gemm.warp_specialized.plan import HopperGemmWSPlan
 
-    plan = HopperGemmWSPlan()
-    return plan.plan(plan.default_config()).compile({"m": 1000, "n": 1048, "k": 520}, Arch.parse("sm_90a")).cubin
+    @cache
+    def build(config_index: int, dtype: str) -> bytes:
+        plan = HopperGemmWSPlan(dtype)
+        config = plan._autotune_configs()[config_index]
+        result = compile_cached(plan, config, {"m": 1000, "n": 1048, "k": 520}, "sm_90a", need_function=False)
+        assert result.compiled.cubin is not None
+        return result.compiled.cubin
+
+    return build
+
+
+@pytest.fixture(scope="session")
+def hopper_ws_default_cubin(hopper_ws_cubin: Callable[[int, str], bytes]) -> bytes:
+    return hopper_ws_cubin(0, "bfloat16")

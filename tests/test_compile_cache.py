@@ -103,6 +103,23 @@ class TinyTorchPlan(TinyPlan):
 pytestmark = pytest.mark.usefixtures("fresh_compile_cache")
 
 
+@pytest.fixture(scope="module")
+def sm90_entry(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes]:
+    """One good sm_90a entry of TinyPlan and its cubin, compiled once for the tests that damage a copy."""
+    cache = tmp_path_factory.mktemp("template-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MLA_VAR3_CACHE_DIR", str(cache))
+        cold = compile_cached(TinyPlan(), CONFIG, SHAPE, "sm_90a")
+    clear_memory_cache()
+    assert cold.entry is not None
+    return cold.entry, cold.compiled.cubin  # type: ignore[return-value]
+
+
+def _install(entry: Path, cache: Path) -> Path:
+    """A copy of a template entry in this test's (empty) cache."""
+    return Path(shutil.copytree(entry, cache / entry.name))
+
+
 def test_cold_then_memory_then_disk(tmp_cache: Path) -> None:
     plan = TinyPlan()
     cold = compile_cached(plan, CONFIG, SHAPE, "sm_90a")
@@ -225,31 +242,26 @@ def _corrupt(entry: Path, how: str) -> None:
 @pytest.mark.parametrize(
     "how", ["meta-garbage", "meta-missing", "cubin-truncated", "object-corrupt", "meta-wrong-key"]
 )
-def test_a_corrupt_entry_is_recompiled(how: str) -> None:
+def test_a_corrupt_entry_is_recompiled(how: str, sm90_entry: tuple[Path, bytes], tmp_cache: Path) -> None:
     plan = TinyPlan()
-    cold = compile_cached(plan, CONFIG, SHAPE, "sm_90a")
-    assert cold.entry is not None
-    clear_memory_cache()
-    _corrupt(cold.entry, how)
+    template, cubin = sm90_entry
+    _corrupt(_install(template, tmp_cache), how)
     rebuilt = compile_cached(plan, CONFIG, SHAPE, "sm_90a")
     assert rebuilt.source == "compile"
     assert any("unusable" in note for note in rebuilt.notes)
-    assert rebuilt.compiled.cubin == cold.compiled.cubin
+    assert rebuilt.compiled.cubin == cubin
     clear_memory_cache()
     assert compile_cached(plan, CONFIG, SHAPE, "sm_90a").source == "disk"  # the entry was rewritten
 
 
-def test_an_entry_without_analysis_is_completed_on_load() -> None:
-    plan = TinyPlan()
-    cold = compile_cached(plan, CONFIG, SHAPE, "sm_90a")
-    assert cold.entry is not None
-    meta = json.loads((cold.entry / META).read_text())
-    meta["analysis"] = None
-    (cold.entry / META).write_text(json.dumps(meta))
-    clear_memory_cache()
-    warm = compile_cached(plan, CONFIG, SHAPE, "sm_90a", need_function=False)
-    assert warm.source == "disk" and warm.analysis == cold.analysis
-    assert json.loads((cold.entry / META).read_text())["analysis"] == cold.analysis.to_dict()  # type: ignore[union-attr]
+def test_an_entry_without_analysis_is_completed_on_load(sm90_entry: tuple[Path, bytes], tmp_cache: Path) -> None:
+    entry = _install(sm90_entry[0], tmp_cache)
+    meta = json.loads((entry / META).read_text())
+    analysis, meta["analysis"] = meta["analysis"], None
+    (entry / META).write_text(json.dumps(meta))
+    warm = compile_cached(TinyPlan(), CONFIG, SHAPE, "sm_90a", need_function=False)
+    assert warm.source == "disk" and warm.analysis is not None and warm.analysis.to_dict() == analysis
+    assert json.loads((entry / META).read_text())["analysis"] == analysis
 
 
 def test_missing_tools_do_not_block_compiling(monkeypatch: pytest.MonkeyPatch) -> None:

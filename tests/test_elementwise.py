@@ -58,7 +58,7 @@ def test_thread_t_owns_vector_t_of_every_slice() -> None:
     assert sorted(e for es in owned.values() for e in es) == list(range(threads * vec * ilp))
 
 
-def test_sass_has_the_vector_path_and_the_predicated_tail(tmp_cache: object) -> None:
+def test_sass_has_the_vector_path_and_the_predicated_tail() -> None:
     from mla_var3.analysis.sass import disassemble
     from mla_var3.kernel.compile_cache import compile_cached
 
@@ -71,4 +71,4 @@ def test_sass_has_the_vector_path_and_the_predicated_tail(tmp_cache: object) -> 
     assert (ops["LDG.E.128"], ops["STG.E.128"]) == (2 * config["ilp"], config["ilp"])
     assert (ops["LDG.E.U16"], ops["STG.E.U16"]) == (2 * 8 * config["ilp"], 8 * config["ilp"])
     # The length is dynamic: any other n is served by the same entry.
-    assert compile_cached(plan, config, {"n": 1}, "sm_90a", need_function=False).source == "memory"
+    assert compile_cached(plan, config, {"n": 1}, "sm_90a", need_function=False).source in ("memory", "disk")

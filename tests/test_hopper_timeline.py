@@ -6,6 +6,7 @@ timeline, and -- on an H100/H200 -- a run records every role."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -36,13 +37,6 @@ def _compile(config: dict[str, Any], layout: TimelineLayout | None, dtype: str, 
     return compile_instrumented(config, layout, dtype, options=f"--gpu-arch sm_90a --keep-cubin --dump-dir {dump}").artifacts.CUBIN
 
 
-def _default_cubin(config: dict[str, Any], dtype: str) -> bytes:
-    from mla_var3.kernel.arch import Arch
-
-    plan = HopperGemmWSPlan(dtype)
-    return plan.plan(config).compile(RAGGED, Arch.parse("sm_90a")).cubin
-
-
 def _code(cubin: bytes) -> str:
     """The SASS with the kernel's symbol (it names the class) replaced: the code alone."""
     from mla_var3.analysis.sass import disassemble
@@ -65,12 +59,12 @@ def instrumented_sass(dump_dir: str) -> str:
 # --- the probes are outside the kernel: stubbed, the variant is the default build -------------
 
 
-@pytest.mark.parametrize(("config", "dtype"), [(None, "bfloat16"), (SMALL_CONFIG, "float16")], ids=["default", "config3"])
+@pytest.mark.parametrize(("config_index", "dtype"), [(0, "bfloat16"), (3, "float16")], ids=["default", "config3"])
 def test_with_probes_stubbed_the_variant_is_the_default_build(
-    config: dict[str, Any] | None, dtype: str, dump_dir: str, hopper_ws_default_cubin: bytes
+    config_index: int, dtype: str, dump_dir: str, hopper_ws_cubin: Callable[[int, str], bytes]
 ) -> None:
-    config = config or HopperGemmWSPlan().default_config()
-    default = hopper_ws_default_cubin if dtype == "bfloat16" else _default_cubin(config, dtype)
+    config = HopperGemmWSPlan()._autotune_configs()[config_index]
+    default = hopper_ws_cubin(config_index, dtype)
     stubbed = _compile(config, None, dtype, dump_dir)
     assert _code(stubbed) == _code(default)  # instruction for instruction, encodings included
     assert "SR_CLOCKLO" not in _code(default)
@@ -116,13 +110,15 @@ def test_probes_bracket_the_waits_the_releases_and_the_epilogue(instrumented_sas
     assert re.search(rf"DC{record}AC+S+{record}", seq), seq
 
 
-def test_instrumented_variant_keeps_the_pipeline_and_does_not_spill(dump_dir: str) -> None:
+def test_instrumented_variant_keeps_the_pipeline_and_does_not_spill(
+    dump_dir: str, hopper_ws_cubin: Callable[[int, str], bytes]
+) -> None:
     from mla_var3.analysis.resources import resource_usage
     from mla_var3.analysis.sass import instruction_histogram, opcode_histogram
 
     cubin = _compile(SMALL_CONFIG, probe_layout(2, 8), "float16", dump_dir)
     ops = opcode_histogram(instruction_histogram(cubin, "sm_90a"))
-    default = opcode_histogram(instruction_histogram(_default_cubin(SMALL_CONFIG, "float16"), "sm_90a"))
+    default = opcode_histogram(instruction_histogram(hopper_ws_cubin(3, "float16"), "sm_90a"))
     for op in ("HGMMA", "UTMALDG", "UTMASTG", "USETMAXREG", "STSM"):
         assert ops[op] == default[op], op
     (kernel,) = resource_usage(cubin)

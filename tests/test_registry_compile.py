@@ -42,7 +42,7 @@ def restored_imports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.mark.parametrize(("name", "arch"), CASES, ids=[f"{n}-{a}" for n, a in CASES])
-def test_compiles_for_each_declared_arch(name: str, arch: str, tmp_cache: object, restored_imports: None) -> None:
+def test_compiles_for_each_declared_arch(name: str, arch: str, restored_imports: None) -> None:
     plan_cls = all_plans()[name]
     upstream = plan_cls.upstream_example()
     if upstream and not (cutlass_dir() / upstream).is_file():

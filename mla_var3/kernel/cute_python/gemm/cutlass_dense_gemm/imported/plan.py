@@ -79,6 +79,7 @@ class CutlassHopperDenseGemmPlan(GemmPlanBase):
     archs = ("sm_90a",)
     dtypes = ("float16",)
     backend = "cute"
+    static_shape_params = ()  # compiled against fully dynamic views: one binary per config
 
     @classmethod
     def upstream_example(cls) -> str:
