@@ -1,0 +1,1 @@
+"""CUTLASS's Blackwell FMHA backward (``cute/blackwell/kernel/attention/fmha/fmha_bwd.py``), imported as a plan."""
