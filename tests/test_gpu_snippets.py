@@ -79,16 +79,14 @@ def test_plans_refuse_shapes_off_their_tile() -> None:
     ("copy_vec64", "LDG.E.64", "STG.E.64", 8),
     ("copy_vec128", "LDG.E.128", "STG.E.128", 4),
 ])  # fmt: skip
-def test_copy_width_is_the_access_width_in_sass(
-    kernel: str, load: str, store: str, per_thread: int, tmp_cache: Path
-) -> None:
+def test_copy_width_is_the_access_width_in_sass(kernel: str, load: str, store: str, per_thread: int) -> None:
     """The same 64 bytes per thread, in 16, 8 or 4 accesses of exactly the plan's width."""
     _, ops = _sass(kernel)
     global_ops = {op: n for op, n in ops.items() if op.startswith(("LDG", "STG"))}
     assert global_ops == {load: per_thread, store: per_thread}
 
 
-def test_swizzle_changes_address_arithmetic_not_the_smem_accesses(tmp_cache: Path) -> None:
+def test_swizzle_changes_address_arithmetic_not_the_smem_accesses() -> None:
     """Both transposes: 4 STS and 4 LDS of 32 bits. Unswizzled, a thread's four column reads share one
     address register (immediate offsets); swizzled, each address is XORed (LOP3.LUT 0x3c) on its own."""
     plain_text, plain = _sass("transpose_smem")
@@ -102,7 +100,7 @@ def test_swizzle_changes_address_arithmetic_not_the_smem_accesses(tmp_cache: Pat
     assert len(xor.findall(swizzled_text)) >= 8 > len(xor.findall(plain_text))
 
 
-def test_cp_async_and_tma_load_the_tile_their_own_way_and_store_it_alike(tmp_cache: Path) -> None:
+def test_cp_async_and_tma_load_the_tile_their_own_way_and_store_it_alike() -> None:
     _, cp_async = _sass("tile_load_cp_async")
     _, tma = _sass("tile_load_tma")
     # cp.async: 64x128 fp32 = 2048 16-byte copies per tile, 16 per thread of 128, then one group wait.
