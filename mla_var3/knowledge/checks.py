@@ -6,7 +6,7 @@ MkDocs' own ``validation`` (strict), not repeated here.
 
 :func:`lint_site` adds what an author must fix before a page is done, which the build lets pass so a
 draft can be previewed: the template's instruction text left in, hand-typed measurements, and the
-retired directive forms.
+retired directive forms, and glossary terms without a page that teaches them (:mod:`mla_var3.knowledge.glossary`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from mla_var3.knowledge.citations import TARGET_RE, CutlassTree, parse_link, res
 from mla_var3.knowledge.claims import status_claim_problems
 from mla_var3.knowledge.directives import DIRECTIVE_RE, roofline_points
 from mla_var3.knowledge.errors import Problem
+from mla_var3.knowledge.glossary import glossary_problems
 from mla_var3.knowledge.markdown_scan import blank_code_spans
 from mla_var3.knowledge.measurements import typed_measurements
 from mla_var3.knowledge.pages import Page, Site
@@ -49,8 +50,9 @@ def check_site(site: Site, symbols: SymbolResolver | None = None, cutlass: Cutla
 
 
 def lint_site(site: Site, symbols: SymbolResolver | None = None, cutlass: CutlassTree | None = None) -> list[Problem]:
-    """:func:`check_site` plus the authoring checks: template text, typed measurements, retired directives."""
-    problems = check_site(site, symbols, cutlass)
+    """:func:`check_site` plus the authoring checks: template text, typed measurements, retired directives,
+    and glossary terms that point at no page teaching them."""
+    problems = check_site(site, symbols, cutlass) + glossary_problems(site)
     for page in site.pages.values():
         problems += _template_text(page)
         problems += _measurements(page)

@@ -10,13 +10,14 @@ PATTERN_FOLDERS = {
     ("optimization", "cute-dsl"): "knowledge/languages/cute-dsl/optimizations",
     ("anti-pattern", "cute-dsl"): "knowledge/languages/cute-dsl/anti-patterns",
 }
-KIND_FOLDERS = {"devlog": "kernels", "study-note": "examples", "path": "paths"}
+KIND_FOLDERS = {"devlog": "kernels", "study-note": "examples", "path": "paths", "concept": "concepts"}
 MANAGED_FOLDERS = frozenset(PATTERN_FOLDERS.values()) | frozenset(KIND_FOLDERS.values())
 
 TAGS_FILE = "knowledge/tags.yml"
 EVIDENCE_GUIDE = "evidence-guide.md"
 CONTRIBUTING = "contributing"  # the project's own design, workflow and how-tos (free pages)  # how to read an evidence block; every block links it
 CUTE_DSL_INDEX = "knowledge/languages/cute-dsl/index.md"
+GLOSSARY = "concepts/glossary.md"  # a definition list; lint checks each term links the page that teaches it
 
 # Written by the build (mkdocs-gen-files), never committed.
 CATALOG_SHARED = "knowledge/optimization-catalog.md"

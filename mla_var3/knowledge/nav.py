@@ -12,17 +12,20 @@ NavItem = str | dict[str, Any]
 
 
 def build_nav(site: Site) -> list[NavItem]:
-    """Home, free-form top-level pages, learning paths, knowledge (catalogs, patterns, CuTe DSL), notes, devlogs,
-    then the contributor guides."""
+    """Home, free-form top-level pages, learning paths, concepts (in their index's reading order), knowledge
+    (catalogs, patterns, CuTe DSL), notes, devlogs, then the contributor guides."""
     placed: set[str] = set()
 
     def entry(page: Page) -> NavItem:
         placed.add(page.src)
         return page.src if page.src.endswith("index.md") else {page.title: page.src}
 
-    def section(title: str, folder: str, kind: str | None = None) -> list[NavItem]:
+    def section(title: str, folder: str, kind: str | None = None, reading_order: bool = False) -> list[NavItem]:
         index = site.pages.get(f"{folder}/index.md")
         pages = [p for p in site.knowledge_pages() if posixpath.dirname(p.src) == folder and (kind is None or p.meta.kind == kind)]
+        if reading_order and index:  # in the order the index links them; the rest after, by title
+            linked = list(dict.fromkeys(link.target for link in index.links))
+            pages.sort(key=lambda p: linked.index(p.src) if p.src in linked else len(linked))
         items = ([entry(index)] if index else []) + [entry(p) for p in pages]
         return [{title: items}] if items else []
 
@@ -33,6 +36,7 @@ def build_nav(site: Site) -> list[NavItem]:
     for page in sorted((p for p in site.pages.values() if "/" not in p.src and p.src != "index.md"), key=lambda p: p.title):
         nav.append(entry(page))
     nav += section("Learning paths", layout.KIND_FOLDERS["path"])
+    nav += section("Concepts", layout.KIND_FOLDERS["concept"], reading_order=True)
 
     knowledge: list[NavItem] = []
     if "knowledge/index.md" in site.pages:

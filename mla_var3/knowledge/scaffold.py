@@ -14,7 +14,7 @@ from mla_var3.knowledge.pages import load_site, load_tags
 from mla_var3.knowledge.schema import ARCHS, ID_RE, KINDS, PATTERN_KINDS, SCOPES
 
 TEMPLATES = {"optimization": "pattern.md", "anti-pattern": "pattern.md", "devlog": "devlog.md",
-             "study-note": "study-note.md", "path": "path.md"}  # fmt: skip
+             "study-note": "study-note.md", "path": "path.md", "concept": "concept.md"}  # fmt: skip
 
 
 class ScaffoldError(ValueError):

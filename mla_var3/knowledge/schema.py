@@ -25,7 +25,7 @@ from pydantic import (
 from mla_var3.knowledge.errors import Problem
 from mla_var3.knowledge.frontmatter import FrontMatter
 
-Kind = Literal["optimization", "anti-pattern", "devlog", "study-note", "path"]
+Kind = Literal["optimization", "anti-pattern", "devlog", "study-note", "path", "concept"]
 Scope = Literal["shared", "cute-dsl"]
 Status = Literal["draft", "compile-verified", "run-verified"]
 Arch = Literal["sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_100f", "sm_103a", "sm_120a"]
@@ -57,6 +57,7 @@ REQUIRED_SECTIONS: dict[str, tuple[str, ...]] = {
     "devlog": ("Overview", "Source", "Performance", "Patterns extracted", "Insights"),
     "study-note": ("Questions", "Host side", "Device side", "Pattern checklist", "Cross-reference verdicts"),
     "path": ("Progress",),
+    "concept": (),  # one idea, free-form: executed snippets and links
 }
 KIND_KEYS = {"study-note": ("verdicts",), "path": ("steps",)}  # keys only pages of that kind may have
 

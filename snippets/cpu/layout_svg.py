@@ -15,8 +15,10 @@ def grid_svg(
     col_label: str,
     cell_text: str = "{v}",
     cell: tuple[int, int] = (34, 26),
+    labels: list[list[object]] | None = None,
 ) -> str:
-    """An SVG table of ``values`` coloured by value; ``cell_text`` formats each cell (``{v}`` is the value)."""
+    """An SVG table of ``values`` coloured by value; ``cell_text`` formats each cell (``{v}`` is the value, or
+    the cell's entry in ``labels`` when given: colour by one number, show another)."""
     width, height = cell
     left, top = 60, 46
     cols = max(len(r) for r in values)
@@ -38,7 +40,7 @@ def grid_svg(
                 f'<rect x="{x}" y="{y}" width="{width}" height="{height}" fill="{PALETTE[value % len(PALETTE)]}" '
                 f'stroke="#fff" stroke-width="1"/>'
                 f'<text x="{x + width / 2}" y="{y + height / 2 + 4}" text-anchor="middle" fill="#fff">'
-                f"{escape(cell_text.format(v=value))}</text>"
+                f"{escape(cell_text.format(v=value if labels is None else labels[r][c]))}</text>"
             )
     out.append("</svg>")
     return "".join(out)
