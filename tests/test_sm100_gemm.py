@@ -24,8 +24,6 @@ def test_registered_for_sm100a_only() -> None:
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("config_index", [0, 1])
 def test_compiles_for_sm100a_with_tcgen05_and_tma(dtype: str, config_index: int) -> None:
-    from mla_var3.kernel.cute_python.gemm.sm100_gemm.tcgen05.kernel import smem_bytes
-
     plan = PLAN(dtype)
     config = plan._autotune_configs()[config_index]
     result = compile_cached(
@@ -43,18 +41,17 @@ def test_compiles_for_sm100a_with_tcgen05_and_tma(dtype: str, config_index: int)
     assert "wgmma" not in classes and "mma_sync" not in classes
     (kernel,) = analysis.resources
     assert kernel.registers <= 255 and kernel.local_bytes == 0 and kernel.stack_bytes == 0
-    expected_smem = smem_bytes(tuple(config["tile_mn"]), config["stages"])
+    expected_smem = plan.make_kernel(config).budget.total  # 1 KiB header + stages x (A + B) tiles
+    assert expected_smem == 1024 + config["stages"] * (128 + config["mma_tiler_mn"][1]) * 64 * 2
     assert analysis.dynamic_smem_bytes == expected_smem <= SMEM_LIMIT_SM100
 
 
 def test_reported_smem_is_the_launch_smem() -> None:
     """The SMEM the plan reports equals the size the DSL lowered into the host launch code."""
-    from mla_var3.kernel.cute_python.gemm.sm100_gemm.tcgen05.kernel import smem_bytes
-
     plan = PLAN("float16")
     config = plan.default_config()
     compiled = plan.plan(config).compile({"m": 128, "n": 256, "k": 64}, Arch.parse("sm_100a"))
-    expected = smem_bytes(tuple(config["tile_mn"]), config["stages"])
+    expected = plan.make_kernel(config).budget.total
     assert compiled.dynamic_smem_bytes == expected
     assert f"llvm.mlir.constant({expected} : i64)" in str(compiled.fn.ir_module)
 
@@ -91,18 +88,18 @@ def test_n_must_be_a_multiple_of_the_configs_tile() -> None:
     plan.validate_shape(shape)  # 384 is fine for the 128-wide tile ...
     kernel = plan.plan(plan._autotune_configs()[0])
     with pytest.raises(
-        UnsupportedShapeError, match=r"tile_mn=\(128, 256\) needs --n \(=384\) to be a multiple of 256"
+        UnsupportedShapeError, match=r"'mma_tiler_mn': \(128, 256\).* needs --n \(=384\) to be a multiple of 256"
     ):
         kernel.compile_args(shape)  # ... but not for the 256-wide one
     for check in PLAN.check_shapes:
         for config in plan._autotune_configs():
             plan.validate_shape(check)
-            assert check["n"] % config["tile_mn"][1] == 0
+            assert check["n"] % config["mma_tiler_mn"][1] == 0
 
 
 def test_rejects_tiles_the_epilogue_cannot_store() -> None:
     from mla_var3.kernel.cute_python.gemm.sm100_gemm.tcgen05.kernel import Sm100GemmTcgen05
 
     for tile in [(64, 256), (128, 96), (128, 512)]:
-        with pytest.raises(ValueError, match="tile_mn"):
-            Sm100GemmTcgen05(tile_mn=tile)
+        with pytest.raises(ValueError, match="mma_tiler_mn"):
+            Sm100GemmTcgen05(mma_tiler_mn=tile)
