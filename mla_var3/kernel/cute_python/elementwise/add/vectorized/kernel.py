@@ -71,7 +71,9 @@ class VectorizedAdd:
         if bidx < full_tiles:
             # --8<-- [start:vector_path]
             # A full tile: 128-bit vectors, no predicate.
-            atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), gA.element_type, num_bits_per_copy=MAX_COPY_BITS)
+            atom = cute.make_copy_atom(
+                cute.nvgpu.CopyUniversalOp(), gA.element_type, num_bits_per_copy=MAX_COPY_BITS
+            )
             thr_copy = cute.make_tiled_copy_tv(atom, thr_layout, val_layout).get_slice(tidx)
             self._add(atom, thr_copy, tile, None)
             # --8<-- [end:vector_path]

@@ -52,6 +52,7 @@ from cutlass.memory import SmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
 WARPGROUP_THREADS = 128
+WARPS_PER_WARPGROUP = WARPGROUP_THREADS // 32
 WGMMA_M = 64  # rows of one warpgroup's WGMMA: each consumer warpgroup owns 64 rows of the CTA tile
 TILE_K = 64  # one 128-byte swizzle row of 16-bit elements per K tile
 # SMEM a Hopper block may opt into (227 KiB, from the DSL) minus the 1 KiB of static SMEM the
@@ -248,7 +249,10 @@ class HopperGemmWS:
             load_op(cm), b, cute.slice_(b_layout, (None, None, 0)), (tile_n, tile_k), num_multicast=cm
         )
         tma_c, gC = cpasync.make_tiled_tma_atom(
-            cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(c_layout, (None, None, 0)), (WGMMA_M, EPI_TILE_N)
+            cpasync.CopyBulkTensorTileS2GOp(),
+            c,
+            cute.slice_(c_layout, (None, None, 0)),
+            (WGMMA_M, EPI_TILE_N),
         )
         return tma_a, gA, tma_b, gB, tma_c, gC
 
@@ -376,7 +380,7 @@ class HopperGemmWS:
         cm, cn = self.cluster_mn
         tidx, _, _ = cute.arch.thread_idx()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-        warpgroup_idx = warp_idx // 4
+        warpgroup_idx = warp_idx // WARPS_PER_WARPGROUP
 
         if warp_idx == 0:
             cpasync.prefetch_descriptor(tma_a)
@@ -552,7 +556,8 @@ class HopperGemmWS:
         r2s = cute.make_tiled_copy_S(store_atom, cute.make_tiled_copy_C_atom(store_atom, wg_mma))
         thr_r2s = r2s.get_slice(tidx % WARPGROUP_THREADS)
         sub_shape = thr_r2s.partition_S(sC).shape[:3]
-        is_store_warp = cute.arch.make_warp_uniform(cute.arch.warp_idx()) % 4 == 0  # first warp of the WG
+        # The warpgroup's first warp issues its TMA stores.
+        is_store_warp = cute.arch.make_warp_uniform(cute.arch.warp_idx()) % WARPS_PER_WARPGROUP == 0
         epi = Epilogue(
             r2s=r2s,
             tRS_acc=r2s.retile(acc),
@@ -614,7 +619,13 @@ class HopperGemmWS:
         ab_pipeline.consumer_wait(read)
         warpgroup.fence()
         for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
-            cute.gemm(tiled_mma, acc, tCrA[(None, None, kb, read.index)], tCrB[(None, None, kb, read.index)], acc)
+            cute.gemm(
+                tiled_mma,
+                acc,
+                tCrA[(None, None, kb, read.index)],
+                tCrB[(None, None, kb, read.index)],
+                acc,
+            )
         warpgroup.commit_group()
 
     # --8<-- [end:wgmma_k_tile]
