@@ -172,7 +172,8 @@ def program_name_only() -> Iterator[None]:
 
 @contextmanager
 def _captured() -> Iterator[io.StringIO]:
-    """Everything written to stdout and stderr inside, by Python or by C code (file descriptors 1 and 2)."""
+    """Everything written to stdout and stderr inside, by Python or by C code (file descriptors 1 and 2).
+    Python's writes land at once; C's stdio buffer is flushed at the end, so its lines may come later."""
     text = io.StringIO()
     libc = ctypes.CDLL(None)
     with tempfile.TemporaryFile() as sink:
@@ -181,7 +182,7 @@ def _captured() -> Iterator[io.StringIO]:
         libc.fflush(None)
         saved = [os.dup(1), os.dup(2)]
         python_streams = sys.stdout, sys.stderr
-        writer = io.TextIOWrapper(os.fdopen(os.dup(sink.fileno()), "wb"), encoding="utf-8", write_through=True)
+        writer = io.TextIOWrapper(os.fdopen(os.dup(sink.fileno()), "wb", buffering=0), encoding="utf-8", write_through=True)
         try:
             os.dup2(sink.fileno(), 1)
             os.dup2(sink.fileno(), 2)

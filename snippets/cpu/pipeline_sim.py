@@ -221,7 +221,8 @@ def timeline_svg(run: Run, title: str) -> str:
             x, w = left + sp.start * unit, (sp.end - sp.start) * unit
             out.append(f'<rect x="{x}" y="{y}" width="{w}" height="{lane_h}" fill="{COLORS[sp.kind]}" stroke="#fff">'
                        f"<title>{escape(sp.label)} [{sp.start}, {sp.end})</title></rect>")  # fmt: skip
-            out.append(f'<text x="{x + w / 2}" y="{y + lane_h / 2 + 4}" text-anchor="middle">{escape(sp.label)}</text>')
+            if w >= 6 * len(sp.label) + 4:  # label a span only where it fits (all have a tooltip)
+                out.append(f'<text x="{x + w / 2}" y="{y + lane_h / 2 + 4}" text-anchor="middle">{escape(sp.label)}</text>')
     axis = top + len(lanes) * (lane_h + 8) + 12
     for t in range(0, end + 1, 5):
         out.append(f'<text x="{left + t * unit}" y="{axis}" text-anchor="middle" fill="currentColor">{t}</text>')
