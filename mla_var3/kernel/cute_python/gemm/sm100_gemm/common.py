@@ -14,9 +14,10 @@ structure its step adds and calls these pieces for the rest, so no step copies a
   MMAs of one K tile), :func:`produce_tile` and :func:`mma_tile` (a whole tile, for
   warp-specialized roles), :func:`store_tile_direct` and :func:`store_tile_tma` (the two
   epilogues);
-- :class:`WarpSpecializedGemm` (host side and set-up of the warp-specialized steps) and
-  :class:`PersistentGemm` (its roles looping over the tiles a schedule hands out; the static
-  and the CLC step each bring their schedule).
+- :class:`Sm100Gemm`: the host function and the kernel entry of every step (a step writes
+  ``run``); :class:`WarpSpecializedGemm`: the set-up of the warp-specialized steps (they write
+  ``roles``); :class:`PersistentGemm`: roles looping over the tiles a schedule hands out (the
+  static and the CLC step each bring their schedule).
 
 Functions whose loops run on the device are ``@cute.jit`` and take and return the pipeline
 participants they advance, as ``cutlass.utils.gemm.sm100`` does. Learned from CUTLASS's
