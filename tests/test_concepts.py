@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from mla_var3.knowledge.build import KnowledgeBuild
 from mla_var3.knowledge.checks import lint_site
 from mla_var3.knowledge.expected import ExpectationError, resolve, run, show
 from mla_var3.knowledge.glossary import glossary_entries, glossary_problems
@@ -179,9 +180,23 @@ def test_concepts_are_a_nav_section_in_the_index_reading_order(site_root: Path) 
         "concepts/index.md",
         {"Aaa, the second concept": "concepts/zeta.md"},
         {"Zzz, the first concept": "concepts/alpha.md"},
-        {"Glossary": "concepts/glossary.md"},  # not linked from the index: after, by title
+        {"Code with markers": "concepts/code.md"},  # not linked from the index: after, by title
+        {"Glossary": "concepts/glossary.md"},
         {"Mmm, not in the index": "concepts/beta.md"},
     ]
+
+
+def test_code_directive_keeps_numbers_and_highlights_across_section_markers(site_root: Path) -> None:
+    """pymdownx.snippets drops `--8<--` marker lines; shown blank, the lines keep their numbers."""
+    (site_root / "third_party").mkdir()
+    shutil.copy(REPO / "third_party" / "cutlass.lock", site_root / "third_party" / "cutlass.lock")
+    build = KnowledgeBuild(site_root / "docs", site_root)
+    site = build.load()
+    page = site.pages["concepts/code.md"]
+    block = build.render("concepts/code.md", "\n".join(page.lines))
+    fence = block[block.index("```python") :]
+    assert 'linenums="4"' in fence and 'hl_lines="6"' in fence  # `wanted =` is the 6th line of the block
+    assert "--8<--" not in fence and fence.splitlines()[3] == ""
 
 
 def test_a_concept_page_needs_front_matter(site_root: Path) -> None:

@@ -18,7 +18,7 @@ import importlib
 import re
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mla_var3.knowledge import layout
@@ -151,6 +151,10 @@ def _block_directive(ctx: RenderContext, page: Page, directive: Directive) -> li
             symbol = ctx.symbols.resolve(params["symbol"])
         except LookupError as error:
             raise KnowledgeError([Problem(page.display, page.file_line(directive.index), f"{directive.text}: {error}")]) from None
+        # Section markers (`# --8<-- [start:name]`) would be dropped by pymdownx.snippets, shifting every
+        # later line against its number and its highlight: show them as blank lines instead.
+        lines = ["" if SECTION_MARKER_RE.search(line) else line for line in symbol.source.splitlines()]
+        symbol = replace(symbol, source="\n".join(lines))
         hl_lines = params.get("hl_lines")
         if "hl_re" in params:
             where = f"{page.display}:{page.file_line(directive.index)}"
