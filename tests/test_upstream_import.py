@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import runpy
 import shutil
@@ -114,6 +115,13 @@ def test_another_checkout_brings_its_own_siblings(fake_cutlass: Path, tmp_path: 
     assert sys.modules["helpers.toy_helpers"] is not first_helpers
     assert str(FAKE_TREE / "examples/python/CuTeDSL") not in sys.path
     assert str((other / "examples/python/CuTeDSL").resolve()) in sys.path
+    # Siblings another checkout put there by other means (its root first on sys.path) go too.
+    sys.path.insert(0, str(FAKE_TREE / "examples/python/CuTeDSL"))
+    del sys.modules["helpers"], sys.modules["helpers.toy_helpers"]
+    assert importlib.import_module("helpers.toy_helpers").SCALE == 3.0  # the first checkout's
+    assert load_example(TOY).ToyKernel()(2.0) == 2.0 * 5.0 + 1.0
+    assert str(FAKE_TREE / "examples/python/CuTeDSL") not in sys.path
+    assert not [m for m in sys.modules.values() if str(FAKE_TREE) in (m.__dict__.get("__file__") or "")]
 
 
 # --- the plan without CUTLASS (in process: main() returns the exit code the process would) ------

@@ -19,10 +19,11 @@ appended, not prepended: an installed package of the same name wins over an exam
 (``dsl_tutorials/tvm_ffi`` would otherwise shadow the real ``tvm_ffi``), and such a clash
 fails loudly in the example rather than silently in our process.
 
-Switching checkouts in one process (``$CUTLASS_DIR`` changed between loads): the folders an
-earlier load added for another checkout leave ``sys.path``, and the sibling modules imported
-from them (``helpers``, ``cute.*``, ...) leave ``sys.modules``, so the new checkout's example
-imports its own siblings, not the first checkout's cached ones.
+Switching checkouts in one process (``$CUTLASS_DIR`` changed between loads): before loading,
+every ``.../examples/python/CuTeDSL`` folder of another checkout leaves ``sys.path``, and every
+module imported from one (``helpers``, ``cute.*``, earlier examples) leaves ``sys.modules``,
+however it got there; so the new checkout's example imports its own siblings, never the
+first checkout's cached ones.
 """
 
 from __future__ import annotations
@@ -38,8 +39,6 @@ from mla_var3.kernel.errors import CutlassDirError
 from mla_var3.project import CUTLASS_DIR_ENV, EXAMPLES_ROOT, REPO_ROOT, cutlass_dir
 
 MODULE_PREFIX = "cutlass_example"
-# The sys.path entries load_example appended, in order (so a later checkout can take them out).
-_ADDED_PATHS: dict[str, None] = {}
 
 
 def example_file(relpath: str, root: Path = REPO_ROOT) -> Path:
@@ -81,7 +80,6 @@ def load_example(relpath: str, extra_paths: Sequence[str] = (), root: Path = REP
         entry = str((base / folder).resolve())
         if entry not in sys.path:
             sys.path.append(entry)
-        _ADDED_PATHS[entry] = None
     name = example_module_name(relpath)
     loaded = sys.modules.get(name)
     if loaded is not None and getattr(loaded, "__file__", None) == str(path):
@@ -99,23 +97,21 @@ def load_example(relpath: str, extra_paths: Sequence[str] = (), root: Path = REP
 
 
 def _forget_other_checkouts(base: Path) -> None:
-    """Take the folders earlier loads added for another checkout off ``sys.path``, and the
-    modules imported from them out of ``sys.modules``."""
-    stale = [Path(entry) for entry in _ADDED_PATHS if not Path(entry).is_relative_to(base)]
-    if not stale:
-        return
-    doomed = [name for name, module in list(sys.modules.items()) if _loaded_from(module, stale)]
+    """Take other checkouts' example folders off ``sys.path`` and their modules out of ``sys.modules``."""
+    sys.path[:] = [entry for entry in sys.path if not _foreign(entry, base)]
+    doomed = [name for name, module in list(sys.modules.items()) if any(_foreign(loc, base) for loc in _locations(module))]
     for name in doomed:
         del sys.modules[name]
-    for entry in map(str, stale):
-        del _ADDED_PATHS[entry]
-        if entry in sys.path:
-            sys.path.remove(entry)
 
 
-def _loaded_from(module: ModuleType, folders: list[Path]) -> bool:
-    """True when ``module`` (a module, package or namespace package) lives under one of ``folders``.
-    Reads the module's own ``__dict__``: some modules answer any attribute (``torch._classes``)."""
+def _foreign(location: object, base: Path) -> bool:
+    """True for a path inside some checkout's CuTe DSL examples that is not under ``base``."""
+    return isinstance(location, str) and EXAMPLES_ROOT in Path(location).as_posix() and not Path(location).is_relative_to(base)
+
+
+def _locations(module: ModuleType) -> list[object]:
+    """Where a module, package or namespace package was loaded from. Reads the module's own
+    ``__dict__``: some modules answer any attribute (``torch._classes``)."""
     spec = module.__dict__.get("__spec__")
     locations = [module.__dict__.get("__file__")]
     if spec is not None and spec.submodule_search_locations is not None:
@@ -123,7 +119,7 @@ def _loaded_from(module: ModuleType, folders: list[Path]) -> bool:
             locations += list(spec.submodule_search_locations)
         except (KeyError, TypeError):  # a namespace path whose parent is already gone
             pass
-    return any(isinstance(loc, str) and any(Path(loc).is_relative_to(f) for f in folders) for loc in locations)
+    return locations
 
 
 __all__ = ["CUTLASS_DIR_ENV", "EXAMPLES_ROOT", "cutlass_dir", "example_file", "example_module_name", "load_example"]
