@@ -4,9 +4,9 @@ Both files (``examples/python/CuTeDSL/cute/blackwell/kernel/attention/mixed_inpu
 pinned commit) share one interface: ``Kernel(scale_granularity, qk_acc, pv_acc, is_persistent,
 mask)`` and ``__call__(q, k, v, o, k_scale, v_scale, (b, s, t, h, h_k, d), scale_log2,
 scale_output, window_left, window_right, stream)`` over pointers aligned to 128 bytes
-(``mixed_input_fmha_prefill_d256.py:56-63``, ``:133-147``, ``:1684-1686``). They differ in the
+(``mixed_input_fmha_prefill_d256.py:56-63``, ``:133-147``, ``:1690``). They differ in the
 head dimension they are built for (256 or 512) and the granularities they accept. The mask is
-chosen as their ``run()`` chooses it (``:1704-1709``): causal is the *inference* window mask, so
+chosen as their ``run()`` chooses it (``:1708-1713``): causal is the *inference* window mask, so
 the diagonal is aligned bottom-right (query ``i`` sees keys up to ``i + t - s``); without a mask,
 a residual mask when ``t`` is not a multiple of 128.
 """

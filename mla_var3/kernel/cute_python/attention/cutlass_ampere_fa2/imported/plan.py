@@ -10,15 +10,15 @@ What the example expects (``examples/python/CuTeDSL/cute/ampere/kernel/attention
 pinned commit):
 
 - ``FlashAttentionForwardAmpere(head_dim, m_block_size, n_block_size, num_threads, is_causal)``
-  (``flash_attention_v2.py:96-104``); ``can_implement`` (``:133-173``) bounds the tiles by SMEM.
+  (``flash_attention_v2.py:96-104``); ``can_implement`` (``:133-177``) bounds the tiles by SMEM.
 - ``__call__(q, k, v, o, softmax_scale, stream)`` with all four tensors ``(b, s, h, d)``
   row-major, as ours are: no GQA, so ``--hk`` must equal ``--h``. ``run()`` marks each
-  dynamic with ``d`` a multiple of 8 and 16-byte alignment (``:1218-1229``); the fake tensors
+  dynamic with ``d`` a multiple of 8 and 16-byte alignment (``:1211-1221``); the fake tensors
   here carry the same marks.
-- Causal is a constructor flag, aligned top-left like our reference (``:910-920``); no LSE.
+- Causal is a constructor flag, aligned top-left like our reference (``:989-998``); no LSE.
 
-Configs: the argparse default (128x64 tiles, 128 threads, ``:1298-1303``), then the
-docstring's command (128x128, ``:63-67``).
+Configs: the argparse default (128x64 tiles, 128 threads, ``:1310-1312``), then the
+docstring's command (128x128, ``:68-71``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from mla_var3.kernel.errors import UnsupportedShapeError
 from mla_var3.kernel.plan import Config, Shape, Tensors
 
 EXAMPLE = "examples/python/CuTeDSL/cute/ampere/kernel/attention/flash_attention_v2.py"
-D_DIVISIBILITY = 8  # 16 bytes of a 16-bit type (flash_attention_v2.py:1225-1228)
+D_DIVISIBILITY = 8  # 16 bytes of a 16-bit type (flash_attention_v2.py:1216-1220)
 
 
 def fake_bshd(dtype: Any) -> Any:

@@ -10,17 +10,17 @@ What the example expects (``examples/python/CuTeDSL/cute/blackwell/kernel/attent
 at the pinned commit):
 
 - ``BlackwellFusedMultiHeadAttentionBackward(element, acc, (128, 128, d), varlen, mask)``
-  (``fmha_bwd.py:104-112``), ``d`` 64 or 128 (``:2871-2872``).
+  (``fmha_bwd.py:104-112``), ``d`` 64 or 128 (``:2859-2860``).
 - ``__call__(problem_shape, q, k, v, o, dq, dk, dv, do, lse, cum_q, cum_k, scale, window_left,
   window_right, workspace, stream)`` (``:248-266``). The six ``(b, seq, heads, d)`` tensors are
   5-D ``(seq, d, h_r, h_k, b)`` views marked dynamic with ``d`` a multiple of 64
-  (``:2899-2916``); LSE is ``(s, h_r, h_k, b)`` with ``s`` contiguous (``:3046-3055``), i.e. our
-  ``(b, h, s)`` buffer. ``problem_shape = (s, t, d, ((h_r, h_k), b))`` (``:2978``).
+  (``:2892-2922``); LSE is ``(s, h_r, h_k, b)`` with ``s`` contiguous (``:3042-3051``), i.e. our
+  ``(b, h, s)`` buffer. ``problem_shape = (s, t, d, ((h_r, h_k), b))`` (``:2987``).
 - The fp32 workspace (``_get_workspace_size``, ``:2632-2644``) holds ``sum(O * dO)``, the
   scaled LSE and the fp32 dQ that CTAs accumulate with TMA reduce-adds: it must be zero before
-  every launch (``run()`` zeroes it before its checked launch, ``:3136``), so this plan zeroes it
+  every launch (``run()`` zeroes it before its checked launch only, ``:3149``), so this plan zeroes it
   before each launch, inside the timed region.
-- Mask as ``run()`` picks it (``:2966-2972``): causal is the backward window mask with right
+- Mask as ``run()`` picks it (``:2978-2985``): causal is the backward window mask with right
   window 0 (top-left); otherwise a residual mask when ``s`` is not a multiple of 128.
 """
 
@@ -44,8 +44,8 @@ from mla_var3.kernel.tensors import element_size, randn
 
 EXAMPLE = "examples/python/CuTeDSL/cute/blackwell/kernel/attention/fmha/fmha_bwd.py"
 HEAD_DIMS = (64, 128)
-TILE = 128  # mma_tiler_mn must be 128,128 (fmha_bwd.py:91)
-D_DIVISIBILITY = 64  # run()'s mark_compact_shape_dynamic (fmha_bwd.py:2913-2915)
+TILE = 128  # mma_tiler_mn must be 128,128 (fmha_bwd.py:97)
+D_DIVISIBILITY = 64  # run()'s mark_compact_shape_dynamic (fmha_bwd.py:2916-2920)
 
 
 def _fake_lse() -> Any:

@@ -9,23 +9,23 @@ What the example expects (``examples/python/CuTeDSL/cute/hopper/kernel/attention
 the pinned commit):
 
 - ``HopperFusedMultiHeadAttentionForward(qk_acc, pv_acc, (tile_m, tile_n, d), is_persistent,
-  mask)`` (``fmha.py:162-169``); the CTA owns ``2 x tile_m`` query rows, one per MMA warpgroup
-  (``:196-202``).
+  mask)`` (``fmha.py:170-177``); the CTA owns ``2 x tile_m`` query rows, one per MMA warpgroup
+  (``:208-215``).
 - ``__call__(q, k, v, o, lse, scale_log2, scale, scale_output, window_left, window_right,
-  stream)`` (``:249-262``), every tensor 5-D ``(s, d, h_r, h_k, b)`` with ``d`` contiguous,
-  marked dynamic, 16-byte aligned (``:2038-2075``); K and V with ``h_r = 1``, broadcast with a
-  0 stride (``:269-293``). LSE is ``(s, 1, h_r, h_k, b)`` fp32 (``:2105-2107``), natural log.
-- The mask is the constructor's, chosen as ``run()`` chooses it (``:2111-2118``): causal is a
+  stream)`` (``:262-275``), every tensor 5-D ``(s, d, h_r, h_k, b)`` with ``d`` contiguous,
+  marked dynamic, 16-byte aligned (``:2064-2112``); K and V with ``h_r = 1``, broadcast with a
+  0 stride (``:282-307``). LSE is ``(s, 1, h_r, h_k, b)`` fp32 (``:2124-2126``), natural log.
+- The mask is the constructor's, chosen as ``run()`` chooses it (``:2130-2137``): causal is a
   window mask with right window 0 (top-left aligned); otherwise a residual mask when ``t`` is
   not a multiple of ``tile_n``, else a window mask with no windows (nothing masked).
 - Persistent grid: ``min(SMs, tiles)`` CTAs, the SM count asked from ``HardwareInfo`` while
   tracing (``helpers/fmha_helpers.py:189-196``): this machine's GPU, or an H200's 132 without one.
-- ``can_implement`` (``:1832-1962``) is asked before compiling: it bounds ``d`` and the tile by
-  SMEM. Scales as in ``run()``: ``1/sqrt(d)`` and its log2 form, output scale 1 (``:2151-2159``;
+- ``can_implement`` (``:1800-1917``) is asked before compiling: it bounds ``d`` and the tile by
+  SMEM. Scales as in ``run()``: ``1/sqrt(d)`` and its log2 form, output scale 1 (``:2182-2189``;
   its default of 0 turns into ``1/sqrt(q_shape[1])``, the query *length*: we pass the scale).
 
 Configs: the docstring's persistent command (tile 64x128, ``fmha.py:47-52``), then the same
-tile without persistence (the argparse default, ``:2427-2431``).
+tile without persistence (the argparse default, ``:2464-2469``).
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ at the pinned commit):
   ``l``, head dimension ``d`` and state size ``n`` are tile sizes, so compiled in.
 - ``__call__(x, cumsum_delta, delta, b, c, y, fstate, d, max_active_clusters, stream)``
   (``:365-377``); ``cumsum_delta`` is the running sum of ``dt * a`` *within each chunk*, which
-  ``run()`` computes on the host (``:3434-3452``): so does ``prepare_inputs`` here.
-- Layouts (``:3368-3414``): ``x (d, l, chunks, h, b)`` over memory ``(b, h, d, s)``; ``delta``
+  ``run()`` computes on the host (``:3434-3451``): so does ``prepare_inputs`` here.
+- Layouts (``:3365-3404``): ``x (d, l, chunks, h, b)`` over memory ``(b, h, d, s)``; ``delta``
   and ``cumsum_delta (l, chunks, h, b)`` over ``(b, h, s)``; ``b, c (l, n, chunks, g, b)`` over
   ``(b, g, n, s)``; ``y (l, d, chunks, h, b)`` over ``(b, h, d, s)``; ``fstate (d, n, h, b)``
   over ``(b, h, d, n)``; ``D (d, h)`` over ``(h, d)``. Our tensors are stored in those memory
@@ -29,7 +29,7 @@ at the pinned commit):
 - ``max_active_clusters`` is a compile-time constant from ``HardwareInfo`` (``:3465-3467``): a
   B200's 148 here. The grid is ``min(b * h, 148)`` persistent CTAs (``mamba2_ssd_tile_scheduler.py``).
 
-Data as ``run()`` draws it (``:3357-3367``): ``x, B, C, D ~ N(0, 0.5)``, ``dt = softplus(N(0,
+Data as ``run()`` draws it (``:3335-3357``): ``x, B, C, D ~ N(0, 0.5)``, ``dt = softplus(N(0,
 0.5) - 4)``, ``a = -exp(N(0, 0.5))``; bf16 in memory, ``cumsum_delta`` fp32.
 """
 
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 EXAMPLE = "examples/python/CuTeDSL/cute/blackwell/kernel/attention/mamba2_ssd/mamba2_ssd.py"
 # Per tensor: how our memory order (dims of the stored torch tensor) is permuted into the example's
-# modes, and which of those modes run() marks dynamic (mamba2_ssd.py:3368-3414).
+# modes, and which of those modes run() marks dynamic (mamba2_ssd.py:3365-3404).
 VIEWS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "x": ((2, 4, 3, 1, 0), (2, 3, 4)),  # (b, h, d, chunks, l) -> (d, l, chunks, h, b)
     "dt": ((3, 2, 1, 0), (1, 2, 3)),  # (b, h, chunks, l) -> (l, chunks, h, b)

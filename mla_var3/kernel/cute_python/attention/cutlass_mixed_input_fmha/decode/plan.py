@@ -5,15 +5,15 @@ One query token per sequence and head (decode), bf16 Q against int8 K/V with one
 pinned commit):
 
 - ``MixedInputFusedMultiHeadAttentionDecode(headdim, block_scaledim, grouped_head_tile,
-  convert_warpgroups)`` (``:71-78``), built as ``run()`` builds it (``:1667-1679``): the query
+  convert_warpgroups)`` (``:71-78``), built as ``run()`` builds it (``:1663-1676``): the query
   heads of one KV head are packed as the MMA's N, ``min(round_up(h / h_k, 8), 32)`` of them; two
   convert warpgroups for ``d > 128`` (four for int4 at ``d`` 512 with 8 grouped heads).
 - ``__call__((b, h, h_k, t, d), kv_splits, q, k, v, k_scale, v_scale, o, m, l, o_partial,
   m_partial, l_partial, scale_qs, scale_o, stream)`` over pointers (``:166-185``). The split
   count is a runtime value: ``run()`` takes one wave of a B200, ``148 // (b * h_k * head
-  tiles)``, and 9 when that product is 32 (``:1684-1693``); this plan does the same.
+  tiles)``, and 9 when that product is 32 (``:1679-1689``); this plan does the same.
 - ``m`` (the running maximum, taken with global atomics) must start at ``-inf`` and the partial
-  buffers of splits that find no KV tile stay as initialised (``:1746-1754``); this plan fills
+  buffers of splits that find no KV tile stay as initialised (``:1763-1769``); this plan fills
   all four before each launch, inside the timed region. ``l`` is the natural-log LSE.
 """
 
@@ -38,17 +38,17 @@ from mla_var3.kernel.errors import UnsupportedShapeError
 from mla_var3.kernel.plan import Config, Shape, ShapeParam, Tensors
 from mla_var3.kernel.tensors import randn
 
-POINTER_ALIGN = 16  # run()'s from_dlpack(..., assumed_align=16) (mixed_input_fmha_decode.py:1736)
+POINTER_ALIGN = 16  # run()'s from_dlpack(..., assumed_align=16) (mixed_input_fmha_decode.py:1740)
 WORKSPACES = ("m", "o_partial", "m_partial", "l_partial")
 
 
 def grouped_head_tile(shape: Shape) -> int:
-    """Query heads per KV head packed into the MMA's N (``run()``, :1672)."""
+    """Query heads per KV head packed into the MMA's N (``run()``, :1671)."""
     return min(-(-(shape["h"] // shape["hk"]) // 8) * 8, 32)
 
 
 def kv_splits(shape: Shape, sm_count: int = B200_SM_COUNT) -> int:
-    """CTAs per sequence, as ``run()`` picks them for one wave of ``sm_count`` SMs (:1684-1693)."""
+    """CTAs per sequence, as ``run()`` picks them for one wave of ``sm_count`` SMs (:1679-1689)."""
     grid_yz = shape["b"] * shape["hk"] * math.ceil((shape["h"] // shape["hk"]) / grouped_head_tile(shape))
     if sm_count == B200_SM_COUNT and grid_yz == 32:
         return 9  # two waves
@@ -127,7 +127,7 @@ class MixedInputDecodePlan(MixedInputPlanBase):
 
         def host_for(shape: Shape) -> Any:
             d = shape["d"]
-            convert_warpgroups = 2 if d > 128 else 1  # run()'s rule for int8 K/V (:1669-1673)
+            convert_warpgroups = 2 if d > 128 else 1  # run()'s rule for int8 K/V (:1663-1668)
             return example.MixedInputFusedMultiHeadAttentionDecode(
                 d, shape["block"], grouped_head_tile(shape), convert_warpgroups
             )
@@ -155,7 +155,7 @@ class MixedInputDecodePlan(MixedInputPlanBase):
             host_for=host_for,
             compile_args=compile_args,
             launch_args=launch_args,
-            options="--opt-level 2",  # the example's own compile option (:1778)
+            options="--opt-level 2",  # the example's own compile option (:1793)
             compile_context=example_compile_context(),
             before_launch=reset_workspaces,
         )

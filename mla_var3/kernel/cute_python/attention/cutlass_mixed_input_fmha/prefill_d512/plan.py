@@ -1,7 +1,7 @@
 """Plan for ``cutlass_mixed_input_fmha_prefill_d512``: ``mixed_input_fmha_prefill_d512.py`` imported from ``CUTLASS_DIR``.
 
 Head dimension 512, scale granularity 512 (the argparse default; 128 and 256 are accepted,
-``mixed_input_fmha_prefill_d512.py:1776-1777``, ``:2023-2026``). Default shape: the argparse
+``mixed_input_fmha_prefill_d512.py:1780-1781``, ``:2023-2026``). Default shape: the argparse
 default, one batch of 8 heads and 256 tokens (``:2056-2067``). See
 :mod:`~mla_var3.kernel.cute_python.attention.cutlass_mixed_input_fmha.prefill` for the interface.
 """
