@@ -583,7 +583,6 @@ class Sm100Gemm:
         ).launch(
             grid=self.grid(c), block=(32 * self.warps, 1, 1), cluster=(*self.cluster_mn, 1), stream=stream
         )
-
     # --8<-- [end:host]
 
     def grid(self, c: cute.Tensor) -> Any:
@@ -712,7 +711,6 @@ class WarpSpecializedGemm(Sm100Gemm):
             get_num_tmem_alloc_cols(acc),
         )
         self.roles(cta, ctx)
-
     # --8<-- [end:ws_setup]
 
     def roles(self, cta: CtaSetup, ctx: WsContext) -> None:
