@@ -160,7 +160,11 @@ def test_mamba2_ssd_four_gemms_and_its_register_split() -> None:
         ("cutlass_fmha_bwd_sm100", {"d": 256}, r"needs --d in 64, 128"),
         ("cutlass_mixed_input_fmha_prefill_d256", {"d": 128}, r"needs --d >= 256"),
         ("cutlass_mixed_input_fmha_decode", {"d": 96}, r"needs --d a multiple of 64"),
-        ("cutlass_mixed_input_fmha_decode", {"block": 256, "t": 1001}, r"needs --t a multiple of 4 for 2 scale"),
+        (
+            "cutlass_mixed_input_fmha_decode",
+            {"block": 256, "t": 1001},
+            r"needs --t a multiple of 4 for 2 scale",
+        ),
         ("cutlass_mamba2_ssd", {"s": 1000}, r"needs --s \(=1000\) to be a multiple of --l \(=128\)"),
         ("cutlass_mamba2_ssd", {"g": 3}, r"needs --h \(=80\) to be a multiple of --g \(=3\)"),
     ],
