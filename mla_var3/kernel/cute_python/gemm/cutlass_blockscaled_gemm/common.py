@@ -6,8 +6,8 @@ C = (A * SFA) @ (B * SFB)^T on SM100 with ``tcgen05.mma`` of a block-scaled kind
 (N, K) K-major in a narrow format, one scale factor per 16 or 32 elements along K, C (M, N)
 row-major. :class:`BlockScaledGemmPlan` is that workload: inputs are normally distributed values
 quantized to the config's format (:mod:`.quant`), the reference multiplies their dequantized
-values in fp32. The plan's dtype is C's; the operand format is part of the config, the
-docstring's NVFP4 first (e2m1 elements, e8m0 scales per 16), MXFP8 second.
+values in fp32. The plan's dtype is C's; the operand format is part of the config: the
+docstring command's first (e2m1 elements, e8m0 scales per 16), then MXF8 and NVF4.
 
 The persistent example takes pointers and the problem shape as dynamic integers (its newer
 API); the prefetch and amax examples take tensors marked as in their ``run()``. Subclasses say
@@ -42,11 +42,13 @@ from mla_var3.kernel.tensors import cute_dtype, element_size, randn
 
 EXAMPLES_DIR = "examples/python/CuTeDSL/cute/blackwell/kernel/blockscaled_gemm"
 # --8<-- [start:configs]
-# The docstring's command (NVFP4: e2m1 elements, e8m0 scales per 16 along K; 2-CTA 256x128 MMA on
-# a 2x1 cluster), then MXFP8 (e4m3 elements, e8m0 scales per 32) on one CTA, 128x128.
+# The docstring's command (e2m1 elements with e8m0 scales per 16 along K; 2-CTA 256x128 MMA on a 2x1
+# cluster), then MXF8 (e4m3 elements, e8m0 scales per 32) on one CTA, 128x128, then NVF4 (e2m1, e4m3
+# scales per 16) on the docstring's tile.
 CONFIGS: tuple[Config, ...] = (
-    {"format": "nvf4", "mma_tiler_mn": (256, 128), "cluster_shape_mn": (2, 1)},
+    {"format": "mxf4_v16", "mma_tiler_mn": (256, 128), "cluster_shape_mn": (2, 1)},
     {"format": "mxf8", "mma_tiler_mn": (128, 128), "cluster_shape_mn": (1, 1)},
+    {"format": "nvf4", "mma_tiler_mn": (256, 128), "cluster_shape_mn": (2, 1)},
 )
 # --8<-- [end:configs]
 # The docstring's problem: 8192 x 8192 x 1024 (its L = 1).
@@ -69,8 +71,8 @@ class BlockScaledGemmPlan(KernelPlan):
     check_shapes = ({"m": 256, "n": 256, "k": 256}, {"m": 1000, "n": 1048, "k": 512})
     static_shape_params = ()  # every extent is dynamic in all three examples
     data_distribution = (
-        "A and B standard normal (fp32) quantized to the config's format with power-of-two (e8m0) "
-        "scales per block along K; the reference multiplies the dequantized values"
+        "A and B standard normal (fp32) quantized to the config's format, one scale per block along K "
+        "(e8m0: a power of two; e4m3: amax / max rounded); the reference multiplies the dequantized values"
     )
     example_file: ClassVar[str]
 
@@ -99,14 +101,13 @@ class BlockScaledGemmPlan(KernelPlan):
         return FORMATS[(config or self.default_config())["format"]]
 
     def prepare_inputs(self, shape: Shape) -> Tensors:
-        import torch
 
         fmt = self._format()
         inputs: Tensors = {}
         for name, rows in (("a", shape["m"]), ("b", shape["n"])):
             q, scales = quantize(randn((rows, shape["k"]), "float32"), fmt)
             inputs[name] = pack_nibbles(q) if fmt.bits == 4 else q
-            inputs[f"sf{name}"] = sf_to_atoms(scales).to(torch.float8_e8m0fnu)
+            inputs[f"sf{name}"] = sf_to_atoms(scales).to(fmt.torch_scale)
         return inputs
 
     def allocate_outputs(self, inputs: Tensors, shape: Shape) -> Tensors:

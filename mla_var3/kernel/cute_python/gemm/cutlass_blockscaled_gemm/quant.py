@@ -1,7 +1,10 @@
 """Block-scaled operands in torch: quantize, dequantize, and the scale-factor atom layout of SM100.
 
 A block-scaled operand X (rows x K) is stored as narrow elements Q (fp4 e2m1 or fp8 e4m3) and one
-scale factor per ``vec`` consecutive elements along K (e8m0, a power of two); X = Q * SF. The
+scale factor per ``vec`` consecutive elements along K (e8m0, a power of two, or e4m3); X = Q * SF.
+The formats, named as the examples' comments name them: MXF8 (e4m3 elements, e8m0 scales per 32),
+MXF4 (e2m1, e8m0 per 32, or per 16 as in the block-scaled examples' docstring command) and NVF4
+(e2m1, e4m3 scales per 16). The
 tcgen05 block-scaled MMA reads the scale factors from TMEM in a fixed atom: 128 rows x 4 scale
 columns, stored so that the 4 K-scales of a row are contiguous, then 4 groups of 32 rows, then 32
 rows, then the K atoms, then the row atoms (CUTLASS's ``tile_atom_to_shape_SF``; the examples
@@ -34,6 +37,12 @@ class BlockScaledFormat:
     max_value: float  # largest finite element value
     bits: int  # element width
 
+    @property
+    def torch_scale(self) -> torch.dtype:
+        import torch
+
+        return torch.float8_e8m0fnu if self.scale == "Float8E8M0FNU" else torch.float8_e4m3fn
+
     def cute_types(self) -> tuple[object, object]:
         import cutlass
 
@@ -43,8 +52,9 @@ class BlockScaledFormat:
 FORMATS = {
     f.name: f
     for f in (
-        BlockScaledFormat("nvf4", "Float4E2M1FN", "Float8E8M0FNU", 16, 6.0, 4),
+        BlockScaledFormat("mxf4_v16", "Float4E2M1FN", "Float8E8M0FNU", 16, 6.0, 4),
         BlockScaledFormat("mxf4", "Float4E2M1FN", "Float8E8M0FNU", 32, 6.0, 4),
+        BlockScaledFormat("nvf4", "Float4E2M1FN", "Float8E4M3FN", 16, 6.0, 4),
         BlockScaledFormat("mxf8", "Float8E4M3FN", "Float8E8M0FNU", 32, 448.0, 8),
     )
 }
@@ -53,16 +63,20 @@ FORMATS = {
 def quantize(x: torch.Tensor, fmt: BlockScaledFormat) -> tuple[torch.Tensor, torch.Tensor]:
     """``x`` (rows, K; K a multiple of ``fmt.vec``) as (elements, scales (rows, K / vec) in fp32).
 
-    Each block's scale is the power of two that brings its largest magnitude to at most the
-    format's largest value. fp4 elements come back as their codes (uint8, one per element), fp8
-    ones as ``torch.float8_e4m3fn``.
+    Each block's scale brings its largest magnitude to the format's largest value: rounded up to a
+    power of two for e8m0 scales, rounded to e4m3 for e4m3 ones. fp4 elements come back as their
+    codes (uint8, one per element), fp8 ones as ``torch.float8_e4m3fn``.
     """
     import torch
 
     rows, k = x.shape
     blocks = x.float().reshape(rows, k // fmt.vec, fmt.vec)
     amax = blocks.abs().amax(dim=-1, keepdim=True)
-    scale = torch.exp2(torch.ceil(torch.log2(amax / fmt.max_value))).where(amax > 0, torch.ones_like(amax))
+    if fmt.scale == "Float8E8M0FNU":
+        scale = torch.exp2(torch.ceil(torch.log2(amax / fmt.max_value)))
+    else:
+        scale = (amax / fmt.max_value).to(torch.float8_e4m3fn).float()
+    scale = scale.where(scale > 0, torch.ones_like(scale))
     scaled = (blocks / scale).reshape(rows, k)
     q = _e2m1_codes(scaled) if fmt.bits == 4 else scaled.to(torch.float8_e4m3fn)
     return q, scale.reshape(rows, k // fmt.vec)

@@ -4,7 +4,8 @@ CUTLASS's ``mixed_input_gemm.py`` and ``grouped_mixed_input_gemm.py`` (folder
 ``examples/python/CuTeDSL/cute/blackwell/kernel/mixed_input_gemm/`` at the pinned commit) multiply a
 narrow A (int8 or int4, M x K, K-major) by a 16-bit B (N x K, K-major) on SM100: four transform
 warps convert A to B's type (int4 also times a bf16 scale per row and per ``scale_k`` elements of
-K) and write it back to SMEM, where ``tcgen05.mma`` reads it as an ordinary 16-bit operand. The
+K) and store it into TMEM (``tcgen05.st``), where ``tcgen05.mma`` reads A while B comes from SMEM
+(an M-major A would go back to SMEM instead). The
 workload here: A drawn from a normal distribution and quantized (int4: symmetric per block of
 ``scale_k``, bf16 scales; int8: round(16 x), no scale), B standard normal, the reference the
 dequantized A times B in fp32. The plan's dtype is B's and C's.

@@ -3,10 +3,12 @@
 A grouped GEMM with contiguous offsets, as in a mixture-of-experts layer: G weight matrices A_g
 (M x K, int4 scaled or int8, stacked as (M, K, G)), one 16-bit B whose N rows are cut into G
 contiguous groups (the tokens of each expert), and ``cumsum`` (G + 1 int32 offsets) saying where
-each group starts; C (M, N) = for each g, widen(A_g) @ B[rows of g]^T. A schedule warp searches
-``cumsum`` for the group of each CTA tile; tiles may straddle two groups, so the epilogue cannot
-use TMA stores. Group sizes here are equal, N / G each (the example's ``--uniform_group_sizes``;
-by default it draws them at random in multiples of 8): FLOPs and bytes are then exact.
+each group starts; C (M, N) = for each g, widen(A_g) @ B[rows of g]^T. The number of tiles lives on
+the device (in ``cumsum``), so a schedule warp walks the persistent CTA's tiles in order and
+advances a linear search over ``cumsum``: group g owns ceil(N_g / tile N) tiles, the last one
+partial, and for a partial tile the epilogue switches from TMA stores to predicated per-element
+stores. Group sizes here are equal, N / G each (the example's ``--uniform_group_sizes``; by
+default it draws them at random in multiples of 8): FLOPs and bytes are then exact.
 ``cumsum`` is a static-shape tensor in the example's ``run()``, so G is a static shape param.
 Compile-only (no SM100 GPU here); :mod:`..common` holds the A side.
 """

@@ -2,7 +2,7 @@
 
 C (M, N) = widen(A) (M, K) @ B (N, K)^T with A int4 (scaled) or int8, B and C 16-bit, as batched
 (rows, cols, L = 1) operands. Sixteen warps: four epilogue, one MMA, one TMA for A and B, one TMA
-for the scales, one idle, four transform warps that widen A into a second SMEM ring the MMA reads;
+for the scales, one idle, four transform warps that widen A into TMEM stages the MMA reads;
 ``setmaxnreg`` gives the transform warps 208 registers and the idle warp 24. Its ``run()`` compiles
 with ``--opt-level 2`` on CUDA 13.1+ (this DSL ships 13.4). TMA store is on for both configs:
 without it the example refuses partial tiles. Compile-only (no SM100 GPU here); :mod:`..common`
