@@ -22,8 +22,10 @@ from dataclasses import dataclass
 
 from mla_var3.evidence.model import NAME, EvidenceError, parse_shape_key, shape_key
 from mla_var3.kernel.bench import COLD_L2, L2_MODES
+from mla_var3.kernel.workloads.mla import mla_shape
 
 GEMM_SHAPES = ("m8192-n8192-k8192", "m4096-n4096-k4096", "m8000-n8008-k8200", "m1024-n1024-k1024")
+MLA_DECODE_MEMBERS = ("flashmla_decode", "mla_decode_v0", "mla_decode_v1", "mla_decode_v2", "mla_decode_v3", "mla_decode_cutile")
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,52 @@ GROUPS: tuple[Group, ...] = (
         members=(Member("copy_vec128", name="dram"), Member("copy_vec128", name="l2", l2="warm")),
         shapes=("n4194304-float32",),
         launches_per_round=100,  # launches of a few microseconds: more per round for a steady median
+    ),
+    # MLA decode (issue 9): page 64, FlashMLA's one page size. Every member takes every shape of its
+    # group; the b = 128 and the small-batch shapes are two groups only because one launch count
+    # cannot give both 0.15 ms and 15 us launches >= ~5 ms rounds without hours at s_k = 32768.
+    Group(
+        "mla_decode_bf16",
+        "bf16 absorbed-MLA decode over a paged KV cache (page 64), b = 128: FlashMLA's SM90 kernel against our "
+        "CuTe DSL variants v0-v3 and our cuTile split-KV kernel; compute-bound (h_q = 128, s_q 1 or 2, s_k "
+        "4096-32768, fixed and variable lengths) and memory-bound (h_q 16-64) shapes",
+        reference="flashmla_decode",
+        members=tuple(Member(k) for k in MLA_DECODE_MEMBERS),
+        shapes=tuple(
+            shape_key(mla_shape(**flags), "bfloat16")
+            for flags in (
+                {"t": 8192, "h": 128},  # compute-bound
+                {"t": 8192, "h": 16},  # memory-bound
+                *(
+                    {"s": s, "t": t, "h": 128, "varlen": v}
+                    for s in (1, 2)
+                    for t in (4096, 8192, 16384, 32768)
+                    for v in (0, 1)
+                    if (s, t, v) != (1, 8192, 0)
+                ),
+                *({"t": t, "h": h} for h in (16, 32, 64) for t in (4096, 8192) if (h, t) != (16, 8192)),
+            )
+        ),
+        launches_per_round=40,  # the fastest launch (FlashMLA, h_q 16, s_k 4096) ~0.15 ms: rounds >= ~6 ms
+    ),
+    Group(
+        "mla_decode_bf16_latency",
+        "bf16 absorbed-MLA decode, the latency shapes (b = 1, 4, 8; h_q = 128, s_q = 1, s_k = 8192, page 64): "
+        "the members of mla_decode_bf16, in a group of its own for its launch count (launches of ~10-50 us)",
+        reference="flashmla_decode",
+        members=tuple(Member(k) for k in MLA_DECODE_MEMBERS),
+        shapes=tuple(shape_key(mla_shape(b=b, t=8192, h=128), "bfloat16") for b in (4, 1, 8)),
+        launches_per_round=400,  # FlashMLA at b = 1 ~12 us: rounds >= ~5 ms
+    ),
+    Group(
+        "mla_decode_cutile_tilegym",
+        "bf16 MLA decode in cuTile: TileGym's kernel (non-paged cache gathered outside the timed launch, tiles "
+        "retuned to 32 heads x 64 KV rows) against our paged split-KV cuTile kernel, FlashMLA for context; the "
+        "shapes TileGym takes (s_q = 1, fixed lengths), b = 128, h_q = 128",
+        reference="tilegym_mla_decode",
+        members=(Member("tilegym_mla_decode"), Member("mla_decode_cutile"), Member("flashmla_decode")),
+        shapes=tuple(shape_key(mla_shape(t=t), "bfloat16") for t in (8192, 4096)),
+        launches_per_round=24,  # FlashMLA at s_k 4096 ~0.25 ms: rounds >= ~6 ms
     ),
 )
 
