@@ -143,8 +143,8 @@ GROUPS: tuple[Group, ...] = (
         launches_per_round=100,  # launches of a few microseconds: more per round for a steady median
     ),
     # MLA decode (issue 9): page 64, FlashMLA's one page size. Every member takes every shape of its
-    # group; the b = 128 and the small-batch shapes are two groups only because one launch count
-    # cannot give both 0.15 ms and 15 us launches >= ~5 ms rounds without hours at s_k = 32768.
+    # group; the b = 128 and the small-batch shapes are two groups only for the launch count: 400
+    # launches (~5 ms rounds of ~12 us launches) would take ~10 min per shape at s_q = 2, s_k = 32768.
     Group(
         "mla_decode_bf16",
         "bf16 absorbed-MLA decode over a paged KV cache (page 64), b = 128: FlashMLA's SM90 kernel against our "
