@@ -128,3 +128,18 @@ def test_declared_groups_name_registered_kernels_that_take_their_shapes(group: G
             shape, dtype = parse_shape_key(group.member_config(m, config))
             plan = get_plan(m.kernel)(dtype)  # raises for a dtype the kernel lacks
             plan.check_shape(shape)
+
+
+def test_a_gpu_with_torchs_version_object_parses_as_a_group_device() -> None:
+    """The group process parses ``GpuInfo.to_dict()`` without a JSON round trip; torch's
+    ``__version__`` is a ``str`` subclass, which the strict model refused on the H200."""
+    from mla_var3.evidence.model import Device
+    from mla_var3.evidence.typed import parse
+    from mla_var3.kernel.device import GpuInfo
+
+    class TorchVersion(str):
+        pass
+
+    gpu = GpuInfo("NVIDIA H200", (9, 0), "GPU-0", 132, 60 << 20, "580.0", "13.0", TorchVersion("2.11.0"))
+    device = parse(Device, gpu.to_dict(), "this GPU")
+    assert device.torch == "2.11.0" and type(device.torch) is str

@@ -23,7 +23,10 @@ class GpuInfo:
         return "nvidia-" + "-".join(w for w in words if w.isalnum())
 
     def to_dict(self) -> dict:
-        return asdict(self) | {"cc": f"{self.cc[0]}.{self.cc[1]}", "slug": self.slug}
+        """Plain JSON types only: torch's ``__version__`` is a ``str`` subclass (``TorchVersion``),
+        which the evidence model's strict parse refuses when the dict is not sent through JSON."""
+        plain = {k: str(v) if isinstance(v, str) else v for k, v in asdict(self).items()}
+        return plain | {"cc": f"{self.cc[0]}.{self.cc[1]}", "slug": self.slug}
 
 
 def detect_gpu() -> GpuInfo | None:
@@ -43,7 +46,7 @@ def detect_gpu() -> GpuInfo | None:
         l2_bytes=int(getattr(props, "L2_cache_size", 0)),
         driver=_driver_version(),
         cuda=torch.version.cuda,
-        torch=torch.__version__,
+        torch=str(torch.__version__),
     )
 
 
