@@ -75,6 +75,16 @@ def test_values_carry_units_and_provenance(fake_env: Path) -> None:  # noqa: F81
         render.render_evidence_value("fake_good", "n8-float32", "ncu.nope")
 
 
+def test_a_value_from_a_profile_section_the_record_lacks_is_a_claim_problem(fake_env: Path) -> None:  # noqa: F811
+    save(fresh_run(), fake_env)  # a fresh re-verify: no ncu or annotation section yet
+    with pytest.raises(ClaimProblem) as problem:
+        render.render_evidence_value("fake_good", "n8-float32", "annotation.timeline.overlap.overlap_fraction")
+    assert "no annotation section yet" in problem.value.message and "--prof-type annotation" in problem.value.message
+    assert "missing" in problem.value.shown
+    with pytest.raises(ClaimProblem, match="--prof-type sanitize"):
+        render.render_evidence_value("fake_good", "n8-float32", "sanitizer.tools.memcheck.errors")
+
+
 def test_records_from_two_devices_merge_in_one_block(fake_env: Path) -> None:  # noqa: F811
     save(record(source_hash=status_mod.current_hash("fake_good")), fake_env)
     save(fresh_run(), fake_env)

@@ -22,12 +22,14 @@ from typing import Any
 
 from mla_var3.evidence.compare import latest, member_staleness, record_table
 from mla_var3.evidence.formats import MISSING, fmt, span, stale_cell, svg_image
-from mla_var3.evidence.model import GroupRecord, Record
+from mla_var3.evidence.model import PROFILE_SECTIONS, GroupRecord, Record
 from mla_var3.evidence.status import EvidenceStatus, GroupStatus, group_status, record_staleness, status_of
 from mla_var3.evidence.typed import EvidenceError, dump
 from mla_var3.knowledge.errors import ClaimProblem
 from mla_var3.knowledge.tables import markdown_table
 from mla_var3.profile.roofline import DATASHEETS, Ceiling, RooflineRun, draw_roofline, roofline_for_dtype
+
+PROF_TYPE = {"sanitizer": "sanitize"}  # section name -> `evidence profile --prof-type`
 
 _ADMONITION = {
     "run-verified": ("success", "Run-verified"),
@@ -187,6 +189,11 @@ def render_evidence_value(kernel: str, config: str, field: str) -> str:
     if record is None:
         shown = span(f"missing: {html.escape(kernel)}/{html.escape(config)}/{html.escape(field)}", status.detail, "missing")
         raise ClaimProblem(f"{kernel}/{config} is missing: {status.detail}", shown)
+    section = field.split(".", 1)[0]
+    if section in PROFILE_SECTIONS and getattr(record, section) is None:
+        # A re-verify drops the profile sections of the old run (they described older code).
+        why = f"{kernel}/{config} has no {section} section yet: run `python -m mla_var3.evidence profile --prof-type {PROF_TYPE.get(section, section)}`"
+        raise ClaimProblem(why, span(f"missing: {html.escape(field)}", why, "missing"))
     value, unit = record_value(record, field)
     title = f"{record.device.short() if record.mode == 'run' else record.arch}, {record.config}, {record.date[:10]}, {record.git_sha[:10]}"
     stale = None if status.ok else status.status
