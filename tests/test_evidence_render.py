@@ -151,6 +151,19 @@ def test_a_table_or_ratio_across_runs_cannot_render(pair: Group, fake_env: Path)
         render.render_comparison("fake_good,fake_raises", "n8-float32")
 
 
+def test_a_missing_speedup_stays_one_tag_through_markdown(pair: Group, fake_env: Path) -> None:  # noqa: F811
+    """The tooltip names a command in backticks; Markdown reads code spans before inline HTML, so an
+    unescaped backtick in the attribute would cut the tag open and print ``...">missing: ...`` as text."""
+    import markdown
+
+    with pytest.raises(ClaimProblem) as missing:
+        render.render_speedup("fake_pair", "n8-float32", "fake_raises")
+    assert "`" in missing.value.message  # the one-line message keeps its backticks
+    page = markdown.markdown(f"Ours is {missing.value.shown} faster.")
+    assert "<code>" not in page and '">' not in page.split("</span>", 1)[1]
+    assert page.count("<span") == 1 and "&#96;" in page and "missing: speedup of fake_raises" in page
+
+
 def test_roofline_points_are_read_against_their_own_runs(fake_env: Path) -> None:  # noqa: F811
     save(fresh_run(flops=2 * 4096**3, bytes=3 * 4096**2 * 2), fake_env)
     other = run_data(kernel="fake_raises", config="n8-float32", source_hash="old", flops=10**9, bytes=10**9)
