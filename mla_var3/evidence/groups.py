@@ -188,6 +188,24 @@ GROUPS: tuple[Group, ...] = (
         shapes=tuple(shape_key(mla_shape(t=t), "bfloat16") for t in (8192, 4096)),
         launches_per_round=24,  # FlashMLA at s_k 4096 ~0.25 ms: rounds >= ~6 ms
     ),
+    # FP8 (issue 11): e4m3 A and B with per-tensor scales, bf16 C. The bf16 members run the same M, N, K
+    # at their own dtype and tolerance: what FP8 buys over bf16 in one run. The group's ceilings include
+    # the fp8 matmul rate (torch._scaled_mm), each member's roofline uses its own dtype's.
+    Group(
+        "gemm_fp8",
+        "FP8 e4m3 GEMM with per-tensor scales, bf16 out: our Hopper kernel with fp32 promotion every K tile "
+        "(2xAcc) and with fast accumulation against cuBLASLt's FP8 GEMM (torch._scaled_mm, promoted); our bf16 "
+        "kernel and cuBLAS bf16 at the same M, N, K for the precision trade",
+        reference="cublas_gemm_fp8",
+        members=(
+            Member("cublas_gemm_fp8"),
+            Member("hopper_gemm_fp8"),
+            Member("hopper_gemm_fp8_fast_accum"),
+            Member("hopper_gemm_ws", dtype="bfloat16"),
+            Member("cublas_gemm", dtype="bfloat16"),
+        ),
+        shapes=("m8192-n8192-k8192-float8_e4m3fn", "m4096-n4096-k4096-float8_e4m3fn"),
+    ),
 )
 
 
