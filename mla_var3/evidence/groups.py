@@ -206,6 +206,36 @@ GROUPS: tuple[Group, ...] = (
         ),
         shapes=("m8192-n8192-k8192-float8_e4m3fn", "m4096-n4096-k4096-float8_e4m3fn"),
     ),
+    # RMSNorm forward and row reductions (issue 11). The RMSNorm members share one workload (bf16 x,
+    # fp32 w, bf16 y) except CUTLASS's example, whose weight is bf16 (its own plan's inputs); the
+    # bytes differ by the weight only (N values). Launches of ~0.13-0.5 ms: rounds >= ~5 ms.
+    Group(
+        "rmsnorm_bf16",
+        "RMSNorm forward, bf16 x, fp32 weight, bf16 y: quack 0.6.5 against our v0 (one row per CTA), v1 "
+        "(persistent, w in registers), v2 (rows per CTA, cluster/DSMEM above 8192 columns per CTA), CUTLASS's "
+        "rmsnorm.py (bf16 weight) and torch.nn.functional.rms_norm",
+        reference="quack_rmsnorm",
+        members=tuple(
+            Member(k)
+            for k in ("quack_rmsnorm", "rmsnorm_v0", "rmsnorm_v1", "rmsnorm_v2", "cutlass_rmsnorm", "torch_rmsnorm")
+        ),
+        shapes=("m32768-n4096-bfloat16", "m32768-n8192-bfloat16", "m16384-n16384-bfloat16"),
+        launches_per_round=40,
+    ),
+    Group(
+        "row_reduce",
+        "row sum and row max (fp32 out) of a bf16 (M, N) x: our one-pass kernel (cluster/DSMEM for rows over "
+        "16384 columns) against torch.sum + torch.amax",
+        reference="torch_row_reduce",
+        members=(Member("torch_row_reduce"), Member("row_reduce")),
+        shapes=(
+            "m32768-n4096-bfloat16",
+            "m16384-n16384-bfloat16",
+            "m4096-n65536-bfloat16",
+            "m2048-n131072-bfloat16",
+        ),
+        launches_per_round=80,  # ~0.07 ms launches (256 MiB read): rounds >= ~5 ms
+    ),
 )
 
 

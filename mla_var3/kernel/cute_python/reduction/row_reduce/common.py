@@ -45,8 +45,9 @@ class RowReducePlanBase(KernelPlan):
         return {"sum": x.sum(dim=-1), "max": x.amax(dim=-1)}
 
     def tolerance(self) -> float:
-        # fp32 sums of up to 131072 terms: the order differs from the float64 reference.
-        return 1e-5
+        # fp32 sums of up to 131072 standard-normal terms in another order than the float64
+        # reference: the error scales with sum |x| (~0.8 N) while a row sum is only ~sqrt(N).
+        return 1e-4
 
     def _autotune_configs(self) -> list[Config]:
         return [{}]

@@ -1,0 +1,1 @@
+"""Reduction peers: quack's RMSNorm."""

@@ -1,0 +1,1 @@
+"""torch baselines for the reduction layer: RMSNorm and row reductions."""

@@ -1,0 +1,1 @@
+"""torch's RMSNorm, the baseline of the ``rmsnorm_bf16`` group."""

@@ -1,0 +1,5 @@
+"""See :mod:`.plan`."""
+
+from mla_var3.kernel.torch_ref.reduction.rmsnorm.functional.plan import TorchRmsNormPlan
+
+PLAN = TorchRmsNormPlan
