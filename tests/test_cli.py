@@ -96,6 +96,27 @@ def test_run_without_gpu_says_how_to_compile(capsys: pytest.CaptureFixture[str])
     assert "no CUDA GPU or driver found" in err and "--compile-only" in err
 
 
+def test_the_dsl_never_sees_our_flags(
+    fresh_compile_cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every JIT compile parses ``sys.argv`` for the DSL's ``-diagnostic``; argparse reads ``--h`` as ``--help``
+    and would print the DSL's usage and exit 0 before compiling, unless the CLI hides our arguments. The
+    DSL takes that path where the runtime arch runs the binary (a GPU of the arch): pinned here to sm_90a,
+    with an empty compile cache so the kernel really compiles."""
+    from cutlass.cutlass_dsl import CuTeDSL
+
+    monkeypatch.setattr(CuTeDSL._get_dsl().envar, "arch", "sm_90a")
+    args = ["mla_decode_v2", "--h", "16", "--compile-only", "--arch", "sm_90a"]
+    host_argv = ["python -m mla_var3.kernel", *args]
+    monkeypatch.setattr(sys, "argv", host_argv)
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "usage:" not in out and "-diagnostic" not in out
+    assert out.startswith("mla_decode_v2 [cute] b128-s1-t8192-h16-") and "-> sm_90a" in out
+    assert "compile: compile in" in out and "SASS: wgmma" in out
+    assert sys.argv is host_argv  # given back as it was
+
+
 def test_the_entry_point_is_one_line_and_exit_2() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "mla_var3.kernel", "no_such_kernel"], capture_output=True, text=True, timeout=120

@@ -9,6 +9,11 @@ A kernel package's own ``__main__.py`` runs the same CLI for its plan:
 
 Bad input (unknown kernel or flag, unsupported shape, dtype or arch, no GPU, a ``--json`` path
 that cannot be written) prints one line and exits 2, before anything compiles.
+
+Plans compile and run with ``sys.argv`` cut to the program name: every ``cute.compile`` parses the
+host program's arguments for the DSL's ``-diagnostic`` option with argparse, which takes ``--h 16``
+as an abbreviation of ``--help`` (prints the DSL's usage and exits 0 before compiling) and ``-d``
+as one of ``-diagnostic``. The helper is the one the checked snippets use.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import NoReturn
 
 from mla_var3.kernel.errors import CorrectnessError, UserError
 from mla_var3.kernel.plan import DTYPES, KernelPlan
+from mla_var3.knowledge.expected import program_name_only
 from mla_var3.profile.errors import ProfileError
 
 PROF_TYPES = ("disabled", "annotation", "ncu", "sanitize")
@@ -129,12 +135,14 @@ def benchmark_kernel_argparse(plan_cls: type[KernelPlan], argv: list[str] | None
             bench=not args.no_bench,
             iters=args.iters,
         )
-        if args.prof_type != "disabled":
-            from mla_var3.kernel.profiling import run_profiled
+        # The DSL parses sys.argv on every compile (module docstring): it sees the program name only.
+        with program_name_only():
+            if args.prof_type != "disabled":
+                from mla_var3.kernel.profiling import run_profiled
 
-            result = run_profiled(plan, request, args.prof_type, argv, shape_given=bool(given))
-        else:
-            result = run_plan(plan, request)
+                result = run_profiled(plan, request, args.prof_type, argv, shape_given=bool(given))
+            else:
+                result = run_plan(plan, request)
     except (UserError, ProfileError) as exc:
         return _fail(exc)
     print(format_result(result))

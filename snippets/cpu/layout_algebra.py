@@ -7,12 +7,13 @@ from disk, so the code cannot live in the page). Each ``@cute.jit`` function bel
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import cutlass
 import cutlass.cute as cute
+
+from mla_var3.knowledge.expected import program_name_only
 
 _results: list[tuple[str, str]] = []
 _grid: list[list[int]] = []
@@ -22,11 +23,8 @@ def _trace(fn: Callable[..., None], *args: Any) -> None:
     """``cute.compile`` with the host program's arguments hidden: the DSL parses ``sys.argv`` for
     ``-diagnostic`` with argparse, which takes ``-d`` as its abbreviation, so ``mkdocs build -d DIR``
     would make the compile exit the build."""
-    argv, sys.argv = sys.argv, sys.argv[:1]
-    try:
+    with program_name_only():
         cute.compile(fn, *args)
-    finally:
-        sys.argv = argv
 
 
 # --8<-- [start:algebra]
