@@ -74,7 +74,11 @@ def row_kernel(host_for: Callable[[Shape], Any], ctas: Callable[[Any], int] | No
 
     def compile_args(shape: Shape) -> tuple[Any, ...]:
         n = shape["n"]
-        args = (fake_rows(cutlass.BFloat16, n), fake_vector(cutlass.Float32, n), fake_rows(cutlass.BFloat16, n))
+        args = (
+            fake_rows(cutlass.BFloat16, n),
+            fake_vector(cutlass.Float32, n),
+            fake_rows(cutlass.BFloat16, n),
+        )
         return (*args, cutlass.Float32(EPS), *((cutlass.Int32(1),) if ctas else ()))
 
     def launch_args(inputs: Tensors, outputs: Tensors) -> tuple[Any, ...]:

@@ -38,7 +38,10 @@ class RowReducePlanBase(KernelPlan):
 
         m = inputs["x"].shape[0]
         device = inputs["x"].device
-        return {"sum": torch.empty(m, dtype=torch.float32, device=device), "max": torch.empty(m, dtype=torch.float32, device=device)}
+        return {
+            "sum": torch.empty(m, dtype=torch.float32, device=device),
+            "max": torch.empty(m, dtype=torch.float32, device=device),
+        }
 
     def reference_fn(self, inputs: Tensors) -> Tensors:
         x = inputs["x"].double()

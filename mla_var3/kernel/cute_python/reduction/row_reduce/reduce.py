@@ -150,7 +150,9 @@ def column_predicate(thr_coords: cute.Tensor, n: cutlass.Constexpr) -> cute.Tens
     true where the copy's first column is inside the row. ``n`` is a multiple of the vector, so a
     copy is all in or all out; rows are guarded apart (one compare per thread)."""
     copies, vectors = cute.size(thr_coords, mode=[0, 1]), cute.size(thr_coords, mode=[2])
-    pred = cute.make_rmem_tensor(cute.make_layout((copies, 1, vectors), stride=(vectors, 0, 1)), cutlass.Boolean)
+    pred = cute.make_rmem_tensor(
+        cute.make_layout((copies, 1, vectors), stride=(vectors, 0, 1)), cutlass.Boolean
+    )
     for c in cutlass.range_constexpr(copies):
         for k in cutlass.range_constexpr(vectors):
             pred[c, 0, k] = cute.elem_less(thr_coords[(0, c), 0, k][1], n)
@@ -158,7 +160,9 @@ def column_predicate(thr_coords: cute.Tensor, n: cutlass.Constexpr) -> cute.Tens
 
 
 @cute.jit
-def copy_pred(tiled_copy: cute.TiledCopy, src: cute.Tensor, dst: cute.Tensor, pred: cute.Tensor | None) -> None:
+def copy_pred(
+    tiled_copy: cute.TiledCopy, src: cute.Tensor, dst: cute.Tensor, pred: cute.Tensor | None
+) -> None:
     """``cute.copy`` under ``pred`` (``None``: every copy; a tile that covers the row exactly)."""
     if cutlass.const_expr(pred is None):
         cute.copy(tiled_copy, src, dst)
@@ -253,7 +257,9 @@ def row_reduce(
 
 
 @cute.jit
-def allocate_reduction(smem: cutlass.utils.SmemAllocator, tiling: cutlass.Constexpr, nvals: cutlass.Constexpr):
+def allocate_reduction(
+    smem: cutlass.utils.SmemAllocator, tiling: cutlass.Constexpr, nvals: cutlass.Constexpr
+):
     """The SMEM buffer (rows, (warps per row, cluster_n), ``nvals`` slots) and, when clustered, the
     mbarrier (initialised by thread 0, fenced, then a relaxed cluster arrive: :func:`row_reduce`
     waits on the cluster barrier just before the first remote store, after the loads are issued)."""

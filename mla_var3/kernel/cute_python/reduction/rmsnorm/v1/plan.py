@@ -23,7 +23,9 @@ def persistent_tiling(n: int) -> Any:
 
 class RmsNormV1Plan(RmsNormPlanBase):
     name = "rmsnorm_v1"
-    description = "RMSNorm (bf16 x, fp32 w): persistent CTAs, w loaded once into registers, next rows prefetched"
+    description = (
+        "RMSNorm (bf16 x, fp32 w): persistent CTAs, w loaded once into registers, next rows prefetched"
+    )
     archs = ("sm_80", "sm_90a")
 
     def _autotune_configs(self) -> list[Config]:

@@ -18,7 +18,9 @@ from mla_var3.kernel.plan import Config, Shape
 
 class RmsNormV2Plan(RmsNormPlanBase):
     name = "rmsnorm_v2"
-    description = "RMSNorm (bf16 x, fp32 w): rows per CTA, long rows split over a cluster reducing through DSMEM"
+    description = (
+        "RMSNorm (bf16 x, fp32 w): rows per CTA, long rows split over a cluster reducing through DSMEM"
+    )
     archs = ("sm_90a",)
     max_n = 2**16
     check_shapes = (*RmsNormPlanBase.check_shapes, {"m": 199, "n": 16384}, {"m": 7, "n": 65536})
@@ -32,7 +34,9 @@ class RmsNormV2Plan(RmsNormPlanBase):
 
         def host_for(shape: Shape) -> RmsNormRowBlock:
             n = shape["n"]
-            return RmsNormRowBlock(row_block_tiling(n, BF16_BITS, None, cluster_size(n, config["cta_cols"]), least=8))
+            return RmsNormRowBlock(
+                row_block_tiling(n, BF16_BITS, None, cluster_size(n, config["cta_cols"]), least=8)
+            )
 
         return row_kernel(host_for)
 

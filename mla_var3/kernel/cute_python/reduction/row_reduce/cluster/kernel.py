@@ -48,7 +48,9 @@ class RowSumMax:
         )
 
     @cute.kernel
-    def kernel(self, mX: cute.Tensor, mSum: cute.Tensor, mMax: cute.Tensor, tiled_copy: cute.TiledCopy) -> None:
+    def kernel(
+        self, mX: cute.Tensor, mSum: cute.Tensor, mMax: cute.Tensor, tiled_copy: cute.TiledCopy
+    ) -> None:
         t = self.tiling
         tidx, _, _ = cute.arch.thread_idx()
         bidx, rank, _ = cute.arch.block_idx()  # rank: this CTA's column tile (its rank in the cluster)

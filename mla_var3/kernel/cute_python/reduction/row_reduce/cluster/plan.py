@@ -23,7 +23,9 @@ from mla_var3.kernel.tensors import cute_dtype, element_size
 
 class RowReducePlan(RowReducePlanBase):
     name = "row_reduce"
-    description = "row sum and max (fp32 out) in one pass; long rows split over a cluster reducing through DSMEM"
+    description = (
+        "row sum and max (fp32 out) in one pass; long rows split over a cluster reducing through DSMEM"
+    )
     archs = ("sm_90a",)
 
     def _autotune_configs(self) -> list[Config]:
@@ -42,10 +44,18 @@ class RowReducePlan(RowReducePlanBase):
         from mla_var3.kernel.cute_python.reduction.row_reduce.cluster.kernel import RowSumMax
 
         def compile_args(shape: Shape) -> tuple[Any, ...]:
-            return (fake_rows(cute_dtype(self.dtype), shape["n"]), fake_vector(cutlass.Float32), fake_vector(cutlass.Float32))
+            return (
+                fake_rows(cute_dtype(self.dtype), shape["n"]),
+                fake_vector(cutlass.Float32),
+                fake_vector(cutlass.Float32),
+            )
 
         def launch_args(inputs: Tensors, outputs: Tensors) -> tuple[Any, ...]:
-            return (rows(inputs["x"]), vector(outputs["sum"], dynamic=True), vector(outputs["max"], dynamic=True))
+            return (
+                rows(inputs["x"]),
+                vector(outputs["sum"], dynamic=True),
+                vector(outputs["max"], dynamic=True),
+            )
 
         return ExampleKernel(
             host_for=lambda shape: RowSumMax(self.tiling(shape["n"], config)),

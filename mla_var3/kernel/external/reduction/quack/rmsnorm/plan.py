@@ -55,7 +55,9 @@ class QuackKernel:
 
 class QuackRmsNormPlan(RmsNormPlanBase):
     name = "quack_rmsnorm"
-    description = "quack-kernels 0.6.5 RMSNorm forward (CuTe DSL, its analytical heuristic), called through TVM-FFI"
+    description = (
+        "quack-kernels 0.6.5 RMSNorm forward (CuTe DSL, its analytical heuristic), called through TVM-FFI"
+    )
     archs = ("sm_90a",)
     backend = "quack"
     max_n = 2**16
