@@ -236,6 +236,18 @@ GROUPS: tuple[Group, ...] = (
         ),
         launches_per_round=80,  # ~0.07 ms launches (256 MiB read): rounds >= ~5 ms
     ),
+    # Programmatic dependent launch (issue 11): one launch of a member runs both kernels, so each timed
+    # launch is the pair as one unit. M = 1024 is under one wave of either kernel, 4096 a few, 16384 many.
+    Group(
+        "pdl_pair",
+        "row scale then row dot (bf16 rows of 4096, one per warp), the pair timed as one unit: launched plainly; "
+        "with PDL, the consumer waiting first (only its launch overlaps); with PDL, the consumer loading its "
+        "independent z row before griddepcontrol.wait",
+        reference="pdl_pair_serialized",
+        members=(Member("pdl_pair_serialized"), Member("pdl_pair_wait_first"), Member("pdl_pair")),
+        shapes=("m4096-n4096-bfloat16", "m1024-n4096-bfloat16", "m16384-n4096-bfloat16"),
+        launches_per_round=100,  # pairs of ~10-150 us: rounds of a few ms
+    ),
 )
 
 
