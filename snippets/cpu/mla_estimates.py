@@ -177,7 +177,7 @@ def workspace(b: int = 4, s: int = 1, t: int = 8192, h: int = 128) -> str:
     nbytes = workspace_bytes(b, s, t, h)
     if nbytes == 0:
         return "none (one split)"
-    return f"{nbytes / 1e6:.1f} MB written and read back, {_us(nbytes / HBM_BYTES_PER_S)} of HBM traffic"
+    return f"{nbytes / 2e6:.1f} MB written, then read back: {_us(nbytes / HBM_BYTES_PER_S)} of HBM traffic"
 
 
 def smem_stages() -> str:
