@@ -219,7 +219,7 @@ class HopperGemmV0:
         )
         out = cute.make_rmem_tensor(acc.shape, mC.element_type)
         out.store(acc.load().to(mC.element_type))
-        for i in cutlass.range_constexpr(cute.size(out)):
+        for i in cutlass.range(cute.size(out), unroll_full=True):
             if cute.elem_less(tCcC[i], mC.shape):
                 tCgC[i] = out[i]
 

@@ -156,7 +156,7 @@ class HopperGemmV4(HopperGemmV3):
         tile = cute.make_identity_tensor(self.tile_mnk[:2])
         coords = epi.r2s.retile(tiled_mma.get_slice(tidx - WARPGROUP_THREADS).partition_C(tile))
         first_n, last_n = n_tile * self.tile_mnk[1], self.bias.shape[0] - 1
-        for i in cutlass.range_constexpr(cute.size(epi.tRS_acc)):
+        for i in cutlass.range(cute.size(epi.tRS_acc), unroll_full=True):
             n = cutlass.min(first_n + coords[i][1], last_n)
             epi.tRS_acc[i] = epi.tRS_acc[i] + self.bias[n].to(cutlass.Float32)
         x = epi.tRS_acc.load()
