@@ -19,7 +19,7 @@ BF16_BITS = 16
 class RmsNormV0Plan(RmsNormPlanBase):
     name = "rmsnorm_v0"
     description = "RMSNorm (bf16 x, fp32 w): one row per CTA, 128-bit copies, warp + SMEM reduction"
-    archs = ("sm_80", "sm_90a")
+    archs = ("sm_90a", "sm_80")
 
     def _autotune_configs(self) -> list[Config]:
         return [{"rows_per_cta": 1}]

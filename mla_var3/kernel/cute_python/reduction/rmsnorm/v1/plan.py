@@ -26,7 +26,7 @@ class RmsNormV1Plan(RmsNormPlanBase):
     description = (
         "RMSNorm (bf16 x, fp32 w): persistent CTAs, w loaded once into registers, next rows prefetched"
     )
-    archs = ("sm_80", "sm_90a")
+    archs = ("sm_90a", "sm_80")
 
     def _autotune_configs(self) -> list[Config]:
         return [{"ctas_per_sm": 2}, {"ctas_per_sm": 1}, {"ctas_per_sm": 4}]
