@@ -1,12 +1,12 @@
 """Dao-AILab's quack (``quack-kernels`` on PyPI), loaded from the installed package, never copied.
 
-The GPU machine has no package index: carry the wheels (``build/quack/``, about 5 MB) with
-``bash tools/device/carry.sh --with build/quack/quack_kernels-0.6.5-py3-none-any.whl --with
-build/quack/apache_tvm_ffi-0.1.15.post2-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl
---with build/quack/torch_c_dlpack_ext-0.1.5-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl
---with build/quack/einops-0.8.2-py3-none-any.whl`` (fetched for Python 3.12 with ``pip download
---no-deps --only-binary=:all: --python-version 3.12 ...``; quack also imports ``triton``, which the
-GPU machine's torch image has).
+The GPU machine has no package index: carry the three wheels in ``build/quack/`` (about 5 MB) with
+``bash tools/device/carry.sh $(for w in build/quack/*.whl; do echo --with $w; done)``: quack-kernels
+0.6.5, apache-tvm-ffi 0.1.15.post2 and torch-c-dlpack-ext 0.1.5, fetched for the GPU machine's
+Python 3.12 with ``pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation
+cp --platform manylinux_2_28_x86_64 quack-kernels==0.6.5 apache-tvm-ffi==0.1.15.post2
+torch-c-dlpack-ext`` (quack's einops dependency serves only its MLP module, not RMSNorm). quack also
+imports ``triton``, which the GPU machine's torch image has and the CPU machine lacks.
 """
 
 from __future__ import annotations
