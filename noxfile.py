@@ -1,4 +1,5 @@
-"""nox sessions: tests, lint, docs, serve, new-pattern, verify-snippets, publish, cutlass.
+"""nox sessions: tests, lint, docs, serve, new-pattern, verify-snippets, publish, cutlass, and the
+peers' builds flashmla and cutile.
 
 Environments are reusable (``nox -R`` skips re-installing). torch is pinned to the CPU build
 that the package index here serves as a local file; the GPU machine brings its own torch.
@@ -50,7 +51,7 @@ def _ensure_chromium(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """The CPU test suite (GPU tests skip, saying why), the browser test included."""
-    _install(session, "docs,dev,analysis")
+    _install(session, "docs,dev,analysis,tvm")
     _ensure_chromium(session)
     session.run("pytest", *session.posargs, env=QUIET_ENV)
 
@@ -134,3 +135,42 @@ def _checkout_cutlass(session: nox.Session) -> None:
     session.run("git", "clone", "--quiet", "--no-checkout", "--filter=blob:none", url, str(dest), external=True)
     session.run("git", "-C", str(dest), "sparse-checkout", "set", "examples/python", "media/docs", "python/CuTeDSL", external=True)
     session.run("git", "-C", str(dest), "checkout", "--quiet", commit, external=True)
+
+
+@nox.session(python=False)
+def flashmla(session: nox.Session) -> None:
+    """Build FlashMLA's SM90 decode library (``third_party/flashmla/``) from pinned sources, offline.
+
+    ``$FLASHMLA_GIT_DIR`` (a clone or bare mirror of deepseek-ai/FlashMLA holding the pinned commit)
+    is required here; ``$CUTLASS_GIT_DIR`` (CUTLASS at FlashMLA's submodule commit) and ``$NVCC`` or
+    ``$CUDA_HOME`` are passed on (see ``mla_var3.kernel.external.flashmla.build``). Any arguments go
+    to the build (``-- --force``, ``-- --jobs 8``).
+    """
+    git_dir = os.environ.get("FLASHMLA_GIT_DIR", "")
+    if not git_dir or not Path(git_dir).expanduser().exists():
+        what = f"FLASHMLA_GIT_DIR={git_dir} does not exist" if git_dir else "FLASHMLA_GIT_DIR is not set"
+        session.error(f"{what}: point it at a clone or bare mirror of https://github.com/deepseek-ai/FlashMLA "
+                      "that holds the commit pinned in mla_var3/kernel/external/flashmla/build.py")
+    passed = {k: os.environ[k] for k in ("FLASHMLA_GIT_DIR", "CUTLASS_GIT_DIR", "NVCC", "CUDA_HOME") if k in os.environ}
+    session.run(sys.executable, "-m", "mla_var3.kernel.external.flashmla.build", *session.posargs,
+                env={**QUIET_ENV, **passed}, external=True)
+
+
+# The cuTile plans exported ahead of time: ours and TileGym's, at every check shape and config.
+CUTILE_PLANS = ("mla_var3.kernel.cutile.mla.decode.split_kv", "mla_var3.kernel.external.mla.tilegym.decode")
+
+
+@nox.session
+def cutile(session: nox.Session) -> None:
+    """Export the cuTile cubins into build/cutile (no GPU): TileGym's pinned source from
+    ``$TILEGYM_GIT_DIR``, then every check shape and config of our cuTile MLA decode and TileGym's;
+    then the cp312 ``cuda-tile`` wheel the GPU machine launches them with (build/cutile/wheels,
+    which ``tools/device/carry.sh mla`` carries)."""
+    _install(session, "tile")
+    session.run("python", "-m", "mla_var3.kernel.external.tilegym.source", env=QUIET_ENV)
+    session.run("python", "-m", "mla_var3.kernel.cutile.aot", *CUTILE_PLANS, "--check-shapes", "--all-configs", env=QUIET_ENV)
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["tile"][0]
+    wheel = version.replace("[tileiras]", "")  # the GPU side launches cubins: the runtime only
+    session.run("python", "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--python-version", "3.12",
+                "--implementation", "cp", "--platform", "manylinux_2_28_x86_64", "--platform", "manylinux_2_17_x86_64",
+                "--platform", "manylinux2014_x86_64", "--dest", str(ROOT / "build" / "cutile" / "wheels"), wheel)

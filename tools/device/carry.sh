@@ -6,7 +6,7 @@
 # index) receives a copy of the working tree plus the ignored paths a call names. It lacks the
 # CuTe DSL, CUTLASS's examples and our peers' builds; this script packs them:
 #
-#   bash tools/device/carry.sh [--out DIR] [--with PATH]... [PROFILE]
+#   bash tools/device/carry.sh [--out DIR] [--with X]... [PROFILE]
 #
 #   PROFILE  cute (default): nvidia-cutlass-dsl 4.8.1 (three small wheels as they are, the
 #                big cu13 library repacked with xz, ~55 MB) and the CUTLASS CuTe DSL examples
@@ -16,10 +16,12 @@
 #                cuTile cubins and cuda-tile wheel (build/cutile).
 #   --out DIR    the folder to write, a direct child of the repository root (default .device);
 #                it is added to .git/info/exclude, so a device call carries it by name.
-#   --with PATH  one more payload (repeatable): a *.whl is installed on the GPU machine beside
-#                the DSL (quack, cuda-tile); any other file or folder (relative to the repo
-#                root) is restored at the same path there (a FlashMLA .so, cubins), and the
-#                wheels inside a carried folder are installed too.
+#   --with X     one more payload (repeatable): NAME==VERSION is that package's wheel for
+#                CPython 3.12 on x86-64 Linux, downloaded once and installed on the GPU machine
+#                beside the DSL (apache-tvm-ffi==0.1.15.post2 for the PDL tutorial plan); a
+#                *.whl is installed there; any other file or folder (relative to the repo
+#                root) is restored at the same path there (a FlashMLA .so, cubins, a compile
+#                cache), and the wheels inside a carried folder are installed too.
 #
 # The first call on a machine downloads the wheels and repacks the cu13 library (about
 # 5 minutes); both are cached in ${XDG_CACHE_HOME:-~/.cache}/mla_var3/device, so later calls
@@ -43,7 +45,7 @@ while [ $# -gt 0 ]; do
     --out=*) out_name="${1#--out=}"; shift ;;
     --with) payloads+=("${2:?--with needs a path}"); shift 2 ;;
     --with=*) payloads+=("${1#--with=}"); shift ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
     cute|mla) profile="$1"; shift ;;
     *) die "unknown argument '$1' (profiles: cute, mla; see --help)" ;;
   esac
@@ -59,6 +61,7 @@ examples="${CUTLASS_DIR:-$root/third_party/cutlass}/examples/python/CuTeDSL"
 [ -d "$examples" ] || die "no CUTLASS examples at $examples: run 'nox -s cutlass' or set CUTLASS_DIR"
 for p in "${payloads[@]}"; do
   case "$p" in
+    *==*) ;;
     *.whl) [ -f "$p" ] || [ -f "$root/$p" ] || die "wheel '$p' does not exist" ;;
     /*|../*) die "payload '$p' must be a path inside the repository, relative to its root" ;;
     *) [ -e "$root/$p" ] || die "payload '$p' does not exist under the repository root (build it first)" ;;
@@ -70,10 +73,15 @@ grep -qxF "/$out_name/" "$root/.git/info/exclude" 2>/dev/null || echo "/$out_nam
 rm -rf "$out" && mkdir -p "$out/wheels"
 cp "$here/bootstrap.sh" "$out/bootstrap.sh"
 
-# 1. The CuTe DSL: wheels for the GPU machine's Python 3.12 on x86-64 Linux.
-python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-  --dest "$cache/wheels" "nvidia-cutlass-dsl==$DSL_VERSION" "nvidia-cutlass-dsl-libs-base==$DSL_VERSION" \
+# Wheels for the GPU machine's Python 3.12 on x86-64 Linux, into the cache (pip skips what is there).
+cp312_wheels() {
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 --dest "$cache/wheels" "$@"
+}
+
+# 1. The CuTe DSL.
+cp312_wheels "nvidia-cutlass-dsl==$DSL_VERSION" "nvidia-cutlass-dsl-libs-base==$DSL_VERSION" \
   "nvidia-cutlass-dsl-libs-core==$DSL_VERSION" "nvidia-cutlass-dsl-libs-cu13==$DSL_VERSION"
 for name in nvidia_cutlass_dsl nvidia_cutlass_dsl_libs_base nvidia_cutlass_dsl_libs_core; do
   cp "$cache/wheels/$name-$DSL_VERSION-"*.whl "$out/wheels/"
@@ -105,6 +113,11 @@ done
 files=()
 for p in "${payloads[@]}"; do
   case "$p" in
+    *==*) cp312_wheels "$p" || die "no CPython 3.12 x86-64 Linux wheel of $p on the package index"
+          name="${p%%==*}"; version="${p#*==}"
+          wheel="$(ls "$cache/wheels/${name//-/_}-$version-"*.whl 2>/dev/null | head -1)"
+          [ -n "$wheel" ] || die "pip downloaded no wheel named ${name//-/_}-$version-*.whl for $p"
+          cp "$wheel" "$out/wheels/" ;;
     *.whl) if [ -f "$p" ]; then cp "$p" "$out/wheels/"; else cp "$root/$p" "$out/wheels/"; fi ;;
     *) files+=("$p")
        if [ -d "$root/$p" ]; then find "$root/$p" -name '*.whl' -exec cp {} "$out/wheels/" \; ; fi ;;
