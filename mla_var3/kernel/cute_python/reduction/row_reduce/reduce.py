@@ -59,6 +59,8 @@ class RowTiling:
         tpr = self.threads_per_row
         if not ((tpr <= WARP and WARP % tpr == 0) or tpr % WARP == 0):
             raise ValueError(f"threads_per_row={tpr} must divide 32 or be a multiple of it")
+        if self.cluster_n > 1 and tpr < WARP:
+            raise ValueError("a clustered row needs at least a warp per row (the exchange is per warp)")
         if self.threads % WARP:
             raise ValueError(f"{self.threads} threads per CTA is not a whole number of warps")
 
