@@ -73,19 +73,9 @@ class FmhaHopperV1(FmhaHopperV0):
         smem = self._smem_tensors(storage, q_layout, k_layout, v_layout)
         q_bar = storage.barriers_.data_ptr()
         # --8<-- [start:pipelines]
-        block_bytes = self.tile_n * HEAD_DIM * self.dtype.width // 8
-        k_pipe, v_pipe = (
-            pipeline.PipelineTmaAsync.create(
-                barrier_storage=q_bar + 2 + 2 * self.stages * i,
-                num_stages=self.stages,
-                producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-                # One arrival per consumer warp (its lane 0 signals) frees a stage.
-                consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, self.consumer_threads // 32),
-                tx_count=block_bytes,
-                defer_sync=True,
-            )
-            for i in range(2)
-        )
+        # K's full/empty barriers follow the two Q barriers; V's follow K's.
+        k_pipe = self._kv_pipeline(q_bar + 2)
+        v_pipe = self._kv_pipeline(q_bar + 2 + 2 * self.stages)
         # --8<-- [end:pipelines]
         if tidx == 0:
             for atom in (tma_q, tma_k, tma_v, tma_o):
@@ -113,6 +103,18 @@ class FmhaHopperV1(FmhaHopperV0):
             self._consume(mma, state, (k_pipe, v_pipe), n_blocks, masked, wg - 1)
             self._epilogue(mma, state, tma, coords, mLse, smem[0], wg - 1)
         # --8<-- [end:roles]
+
+    def _kv_pipeline(self, barriers: cute.Pointer) -> pipeline.PipelineTmaAsync:
+        """A ring of ``stages`` K (or V) blocks: the full barrier counts the TMA's bytes, the empty
+        one an arrival per consumer warp (its lane 0 signals)."""
+        return pipeline.PipelineTmaAsync.create(
+            barrier_storage=barriers,
+            num_stages=self.stages,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, self.consumer_threads // 32),
+            tx_count=self.tile_n * HEAD_DIM * self.dtype.width // 8,
+            defer_sync=True,
+        )
 
     # --8<-- [start:produce]
     @cute.jit
