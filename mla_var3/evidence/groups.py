@@ -26,6 +26,7 @@ from mla_var3.kernel.workloads.mla import mla_shape
 
 GEMM_SHAPES = ("m8192-n8192-k8192", "m4096-n4096-k4096", "m8000-n8008-k8200", "m1024-n1024-k1024")
 MLA_DECODE_MEMBERS = ("flashmla_decode", "mla_decode_v0", "mla_decode_v1", "mla_decode_v2", "mla_decode_v3", "mla_decode_cutile")
+FMHA_HOPPER_MEMBERS = ("fmha_hopper_v0", "fmha_hopper_v1", "fmha_hopper_v2", "fmha_hopper_v3")
 
 
 @dataclass(frozen=True)
@@ -247,6 +248,18 @@ GROUPS: tuple[Group, ...] = (
         members=(Member("pdl_pair_serialized"), Member("pdl_pair_wait_first"), Member("pdl_pair")),
         shapes=("m4096-n4096-bfloat16", "m1024-n4096-bfloat16", "m16384-n4096-bfloat16"),
         launches_per_round=100,  # pairs of ~10-150 us: rounds of a few ms
+    ),
+    # Hopper FMHA forward (issue 11): our SM90 variants on the workload of CUTLASS's example's plan (randn,
+    # fp32 reference with the LSE, causal FLOPs over the visible pairs), d 128, 8K tokens, b 2, 16 heads.
+    Group(
+        "fmha_hopper",
+        "bf16 attention forward with the LSE, d = 128, s = t = 8192, b = 2, h = 16, causal and not: CUTLASS's Hopper "
+        "fmha.py (persistent, 2 x 64 x 128 tiles) against our CuTe DSL variants v0 (lockstep), v1 (warp-specialized, "
+        "K/V rings), v2 (ping-pong + softmax/PV overlap) and v3 (v2 + rescale skipped when no max moved)",
+        reference="cutlass_hopper_fmha",
+        members=tuple(Member(k) for k in ("cutlass_hopper_fmha", *FMHA_HOPPER_MEMBERS)),
+        shapes=tuple(f"b2-s8192-t8192-h16-hk16-d128-causal{c}-bfloat16" for c in (0, 1)),
+        launches_per_round=8,  # launches of ~1.4-2.4 ms (CUTLASS's records), v0 slower: rounds of tens of ms
     ),
 )
 
