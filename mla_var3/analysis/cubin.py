@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mla_var3.analysis.resources import KernelResources, resource_usage
-from mla_var3.analysis.sass import SassReport, sass_report
+from mla_var3.analysis.sass import SassReport, pattern_classes, sass_report
 
 
 @dataclass(frozen=True)
@@ -37,14 +37,15 @@ class CubinAnalysis:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CubinAnalysis:
-        """The inverse of :meth:`to_dict` (``KeyError``/``TypeError`` on a malformed dict)."""
+        """The inverse of :meth:`to_dict` (``KeyError``/``TypeError`` on a malformed dict); the classes
+        are recomputed from the histogram, so a stored analysis follows the current class list."""
         sass = SassReport(
             arch=data["arch"],
             instructions=data["sass_instructions"],
             kernels=data["sass_kernels"],
             histogram=data["sass_histogram"],
             opcodes=data["sass_opcodes"],
-            classes=data["sass_classes"],
+            classes=pattern_classes(data["sass_histogram"]),
         )
         resources = [KernelResources(**r) for r in data["resources"]]
         return cls(

@@ -6,7 +6,15 @@ The histogram counts each mnemonic with its modifiers (``HGMMA.64x128x16.F32``,
 dropped. :func:`pattern_classes` groups mnemonics into the classes a page cites as proof that
 a pattern is in the binary, e.g. ``wgmma`` (HGMMA), ``tcgen05_mma`` (UTCHMMA), ``tma_load``
 (UTMALDG), ``cp_async`` (LDGSTS), ``mbarrier`` (SYNCS) and ``ldg_128`` (128-bit global loads).
-Opcode names were checked on cubins the DSL 4.8.1 built for sm_80, sm_90a and sm_100a.
+Opcode names were checked on cubins the DSL 4.8.1 built for sm_80, sm_90a and sm_100a: the
+descriptor prefetch every TMA kernel issues (``UTMACCTL.PF``) apart from the L2 tile prefetch
+(``UTMAPF.L2.3D``, CUTLASS's ``dense_gemm_persistent_prefetch.py``), the CLC query
+(``UGETNEXTWORKID.BROADCAST``, our ``sm100_gemm_persistent_clc``) and the grid dependency of
+programmatic dependent launch (``ACQBULK``, ``PREEXIT``: CUTLASS's PDL tutorial).
+
+A class is a view of the histogram: :meth:`~mla_var3.analysis.cubin.CubinAnalysis.from_dict`
+recomputes the classes from the stored histogram, so a class added here applies to cached
+analyses too (evidence records keep the classes they were written with).
 """
 
 from __future__ import annotations
@@ -35,13 +43,18 @@ CLASSES: dict[str, tuple[str, str]] = {
     "tma_load": ("TMA tensor load, global -> SMEM: UTMALDG", r"^UTMALDG(\.|$)"),
     "tma_store": ("TMA tensor store, SMEM -> global: UTMASTG", r"^UTMASTG(\.|$)"),
     "tma_reduce": ("TMA tensor reduction into global: UTMAREDG", r"^UTMAREDG(\.|$)"),
-    "tma_prefetch": ("TMA descriptor or tile prefetch: UTMACCTL, UTMAPF", r"^(UTMACCTL|UTMAPF)(\.|$)"),
+    "tma_descriptor_prefetch": ("TMA descriptor prefetch into the descriptor cache, no data moved: UTMACCTL",
+                                r"^UTMACCTL(\.|$)"),
+    "tma_l2_prefetch": ("TMA tile prefetch into L2, no SMEM written: UTMAPF", r"^UTMAPF(\.|$)"),
     "bulk_copy": ("non-tensor bulk async copy: UBLKCP, UBLKRED, UBLKPF", r"^UBLK(CP|RED|PF)(\.|$)"),
     "cp_async": ("cp.async, global -> SMEM without registers (sm_80+): LDGSTS", r"^LDGSTS(\.|$)"),
     "cp_async_wait": ("cp.async group commit/wait: LDGDEPBAR", r"^LDGDEPBAR(\.|$)"),
     "mbarrier": ("mbarrier init/arrive/try-wait (async pipelines): SYNCS", r"^SYNCS(\.|$)"),
     "barrier": ("CTA and named barriers: BAR", r"^BAR(\.|$)"),
     "cluster_barrier": ("cluster barrier arrive/wait: UCGABAR_ARV, UCGABAR_WAIT", r"^UCGABAR"),
+    "clc_query": ("cluster launch control, ask the hardware for the next tile: UGETNEXTWORKID", r"^UGETNEXTWORKID(\.|$)"),
+    "grid_dependency": ("programmatic dependent launch: wait for the previous grid (ACQBULK), let the next "
+                        "one launch (PREEXIT)", r"^(ACQBULK|PREEXIT)(\.|$)"),
     "setmaxreg": ("register reallocation between warp roles: USETMAXREG", r"^USETMAXREG(\.|$)"),
     "elect": ("elect.sync, one leader lane: ELECT", r"^ELECT(\.|$)"),
     "ldmatrix": ("ldmatrix, SMEM -> registers in MMA layout: LDSM", r"^LDSM(\.|$)"),
