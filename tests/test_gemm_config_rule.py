@@ -153,3 +153,14 @@ def test_auto_plan_at_1024_runs_the_small_tile() -> None:
     assert ops.get("UTMASTG", 0) == pick.tile_mn[1] // 32, "one TMA store per 64 x 32 subtile"
     assert "LDL" not in ops and ops.get("USETMAXREG", 0) == 2
     assert result.compiled.dynamic_smem_bytes <= 227 * 1024
+
+
+def test_the_random_group_shapes_are_the_seeded_draw() -> None:
+    from mla_var3.evidence.groups import GEMM_RANDOM_SHAPES
+
+    rng = random.Random(10)
+    drawn = []
+    for _ in range(5):
+        m, n, k = (8 * rng.randint(32, 2048) for _ in range(3))
+        drawn.append(f"m{m}-n{n}-k{k}")
+    assert tuple(drawn) == GEMM_RANDOM_SHAPES

@@ -264,6 +264,87 @@ GROUPS: tuple[Group, ...] = (
 )
 
 
+# Issue 10: the Hopper GEMM worklog (v0..v4, v5 = hopper_gemm_ws) and its config rule (hopper_gemm_auto:
+# the v5 kernel with config_rule.pick_config's choice per shape), against cuBLAS. A group has one launch
+# count, so each comes in two: shapes whose launches take >= ~0.1 ms (20-40 launches a round) and the small
+# ones of ~5-50 us (400 launches: rounds of ~2-20 ms).
+GEMM_STEP_MEMBERS = tuple(
+    Member(k)
+    for k in ("cublas_gemm", "hopper_gemm_v0", "hopper_gemm_v1", "hopper_gemm_v2", "hopper_gemm_v3",
+              "hopper_gemm_v4", "hopper_gemm_ws", "hopper_gemm_auto")
+)  # fmt: skip
+GEMM_RULE_MEMBERS = (Member("cublas_gemm"), Member("hopper_gemm_ws"), Member("hopper_gemm_auto"))
+GEMM_RULE_SHAPES = (
+    "m8192-n8192-k8192", "m4096-n4096-k4096", "m8000-n8008-k8200", "m5632-n3072-k8192", "m4096-n128256-k4096",
+)  # fmt: skip
+GEMM_RULE_SMALL_SHAPES = (
+    "m2048-n2048-k2048", "m1024-n1024-k1024", "m512-n512-k512",
+    "m16-n8192-k8192", "m64-n8192-k8192", "m256-n8192-k8192",
+)  # fmt: skip
+# Five shapes off the list, drawn with random.Random(10) (seed 10, the issue's number): M, N, K in that order,
+# each 8 * randint(32, 2048) (multiples of 8 in [256, 16384]: TMA's 16-byte rows).
+# tests/test_gemm_config_rule.py draws them again and compares.
+GEMM_RANDOM_SHAPES = (
+    "m9616-n784-k7280", "m8160-n9720-k496", "m3632-n7832-k13576", "m8304-n13744-k4800", "m10960-n13536-k2880",
+)  # fmt: skip
+GROUPS += (
+    Group(
+        "gemm_bf16_steps",
+        "bf16 GEMM at 8192^3: every step of the Hopper GEMM worklog (v0 one stage, v1 TMA pipeline, v2 warp "
+        "specialization, v3 persistent, v4 TMA-store epilogue, v5 = hopper_gemm_ws: clusters + multicast) "
+        "and the config rule's pick (hopper_gemm_auto) against cuBLAS",
+        reference="cublas_gemm",
+        members=GEMM_STEP_MEMBERS,
+        shapes=("m8192-n8192-k8192-bfloat16",),
+        launches_per_round=20,  # v0..v2 take several ms each at 8192^3: a round of 8 members stays short
+    ),
+    Group(
+        "gemm_bf16_steps_small",
+        "bf16 GEMM at 1024^3 (32 tiles of 128x256 for 132 SMs): the worklog steps, hopper_gemm_ws and the "
+        "config rule's pick against cuBLAS",
+        reference="cublas_gemm",
+        members=GEMM_STEP_MEMBERS,
+        shapes=("m1024-n1024-k1024-bfloat16",),
+        launches_per_round=400,  # ~10-30 us launches: rounds of ~4-12 ms
+    ),
+    Group(
+        "gemm_bf16_shapes",
+        "bf16 GEMM, the large shapes of issue 10 and five random ones: hopper_gemm_ws (one config) and "
+        "hopper_gemm_auto (the config rule's pick) against cuBLAS",
+        reference="cublas_gemm",
+        members=GEMM_RULE_MEMBERS,
+        shapes=tuple(f"{s}-bfloat16" for s in (*GEMM_RULE_SHAPES, *GEMM_RANDOM_SHAPES)),
+        launches_per_round=40,  # the fastest (8160x9720x496) ~0.1 ms: rounds >= ~4 ms
+    ),
+    Group(
+        "gemm_bf16_shapes_small",
+        "bf16 GEMM, the small and skinny shapes of issue 10 (2048^3 down to 512^3, M = 16/64/256 x 8192 x "
+        "8192): hopper_gemm_ws and hopper_gemm_auto against cuBLAS",
+        reference="cublas_gemm",
+        members=GEMM_RULE_MEMBERS,
+        shapes=tuple(f"{s}-bfloat16" for s in GEMM_RULE_SMALL_SHAPES),
+        launches_per_round=400,  # 512^3 ~5 us: rounds >= ~2 ms
+    ),
+    Group(
+        "gemm_fp16_shapes",
+        "fp16 GEMM, the large shapes of issue 10 and the five random ones: hopper_gemm_ws, hopper_gemm_auto "
+        "and CUTLASS's Hopper dense_gemm example against cuBLAS",
+        reference="cublas_gemm",
+        members=(*GEMM_RULE_MEMBERS, Member("cutlass_hopper_dense_gemm")),
+        shapes=tuple(f"{s}-float16" for s in (*GEMM_RULE_SHAPES, *GEMM_RANDOM_SHAPES)),
+        launches_per_round=40,
+    ),
+    Group(
+        "gemm_fp16_shapes_small",
+        "fp16 GEMM, the small and skinny shapes of issue 10: hopper_gemm_ws, hopper_gemm_auto and CUTLASS's "
+        "Hopper dense_gemm example against cuBLAS",
+        reference="cublas_gemm",
+        members=(*GEMM_RULE_MEMBERS, Member("cutlass_hopper_dense_gemm")),
+        shapes=tuple(f"{s}-float16" for s in GEMM_RULE_SMALL_SHAPES),
+        launches_per_round=400,
+    ),
+)
+
 def all_groups() -> dict[str, Group]:
     return {g.name: g for g in GROUPS}
 
