@@ -9,22 +9,24 @@ imported, never copied) with four changes, each at one of that kernel's seams:
   WGMMA atom of e4m3 is 64 x N x 32 (SASS ``QGMMA.64xNx32.F32.E4M3.E4M3``): four per K tile.
   SM90 reads FP8 operands of WGMMA from SMEM only in K-major layout; ``make_trivial_tiled_mma``
   with ``OperandMajorMode.K`` for both is the only legal choice.
-- **Scales** (``_attach_probes``). The kernel's one tensor argument for subclasses carries
-  ``[s_a, s_b]``; their product is loaded once per thread, in kernel scope.
+- **Scales** (``_attach_probes``). The kernel's one tensor argument for subclasses (named
+  ``timeline_buf`` in kernel.py, whose instrumented variant was its first user) carries
+  ``[s_a, s_b]``; the hook, called in kernel scope, loads their product once per thread.
 - **Epilogue** (``_store_tile``). The accumulator is multiplied by ``s_a * s_b`` in registers,
   then stored by the 16-bit kernel's epilogue (bf16, stmatrix, TMA store).
 - **Promotion** (``_mma_k_tile``, when ``promote``). FP8 WGMMA does not keep a full fp32
   accumulator while it adds products: long K sums lose bits. CUTLASS's answer ("2xAcc",
   ``dense_gemm_fp8_2xacc.py``) is to let WGMMA accumulate only a short run of K into a
   temporary accumulator and add that into the real one with fp32 FADDs. Here the run is one K
-  tile (4 WGMMAs, K = 128, CUTLASS's default promotion interval). It costs a second accumulator
-  (registers) and a ``wait_group(0)`` per K tile; with ``promote=False`` ("fast accumulation")
-  WGMMA accumulates the whole K in place, as the 16-bit kernel does.
+  tile (4 WGMMAs, K = 128, CUTLASS's default promotion interval): kernel.py's K tile issued on a
+  zeroed fragment (ptxas folds the zeroing into the first WGMMA's no-accumulate form). It costs
+  a second accumulator (registers) and a ``wait_group(0)`` per K tile; with ``promote=False``
+  ("fast accumulation") WGMMA accumulates the whole K in place, as the 16-bit kernel does.
 
 Learned from CUTLASS ``examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm_fp8_2xacc.py``
 at the pinned commit (promotion every ``mma_promotion_interval`` MMAs into a second accumulator,
-scales applied to the accumulator before the epilogue); the seams and the per-K-tile promotion
-inside one K tile's issue are ours.
+scales applied to the accumulator before the epilogue); reusing the 16-bit kernel through its
+seams, and the promotion as its own K tile on a zeroed fragment, are ours.
 """
 
 from __future__ import annotations

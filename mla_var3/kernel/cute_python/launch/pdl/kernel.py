@@ -17,7 +17,8 @@ PDL lets the dependent grid start before the first one has finished. Three piece
   returns once the producer grid has completed and its writes are visible; only then it loads y;
 - the host launches the consumer with the PDL launch attribute (``use_pdl=True`` on
   ``launch``: CUDA's programmatic stream serialization). The producer is launched without it:
-  it reads nothing an earlier kernel writes, so it must not overlap its predecessor.
+  it has no wait, so it must not start before its predecessor on the stream (which may write x
+  or s, or still read y) has finished.
 
 ``use_pdl=False`` builds the plain pair, the baseline: neither instruction, no attribute; the
 consumer starts once the producer has drained. (The instructions alone change nothing: without
@@ -67,7 +68,8 @@ class RowScaleThenDot:
     ) -> None:
         """Launch the row scale, then the row dot; N (``x.shape[1]``) is static, M dynamic."""
         rows = cute.ceil_div(x.shape[0], ROWS_PER_CTA)
-        # The producer waits for nothing and takes no attribute; the consumer may start early.
+        # The producer has no wait: no attribute, it starts after whatever came before it.
+        # The consumer may start early, once every producer CTA has triggered.
         self.scale_kernel(x, s, y).launch(grid=(rows, 1, 1), block=(THREADS, 1, 1), stream=stream)
         self.dot_kernel(y, z, r).launch(
             grid=(rows, 1, 1), block=(THREADS, 1, 1), stream=stream, use_pdl=self.use_pdl
