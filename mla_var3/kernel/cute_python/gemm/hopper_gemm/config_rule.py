@@ -56,10 +56,10 @@ class Machine:
     smem_bytes_per_clk: int = 128  # 32 banks x 4 bytes
     smem_sustained: float = 0.8  # ASSUMPTION: the share of SMEM bandwidth WGMMA's operand reads get
     sm_feed_bytes_per_clk: int = 64  # ASSUMPTION: what one SM takes in from L2 per clock
-    # ASSUMPTION: what L2 serves per clock, all SMs together: 40 bytes per SM, a little less than
+    # ASSUMPTION: what L2 serves per clock, all SMs together: 44 bytes per SM, a little less than
     # a 128 x 256 tile without multicast reads while its math runs -- so multicast pays at full
     # occupancy, as the 2 x 1 default of the v5 kernel, CUTLASS's and cuBLAS's choices suggest.
-    l2_bytes_per_clk: int = 40 * 132
+    l2_bytes_per_clk: int = 44 * 132
     load_latency_clk: int = 2000  # ASSUMPTION: a TMA load's round trip to DRAM (about 1 us)
     hbm_bytes_per_s: float = 4.8e12  # NVIDIA H200 datasheet, HBM3e
     epilogue_clk_per_subtile: int = 256  # ASSUMPTION: stmatrix, fence, named barrier, TMA store of 64 x 32
