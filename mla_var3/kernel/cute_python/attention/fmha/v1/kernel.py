@@ -136,6 +136,7 @@ class FmhaHopperV1(FmhaHopperV0):
 
     # --8<-- [end:produce]
 
+    # --8<-- [start:consume]
     @cute.jit
     def _consume(
         self,
@@ -147,7 +148,6 @@ class FmhaHopperV1(FmhaHopperV0):
         wg: cutlass.Int32,
     ) -> None:
         """A consumer warpgroup's walk: ``masked`` steps with the mask, the rest without."""
-        k_pipe, v_pipe = pipes
         read = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
         for step in cutlass.range(masked, unroll=1):
             self._consume_block(mma, state, pipes, read, n_blocks - 1 - step, True)
@@ -155,6 +155,8 @@ class FmhaHopperV1(FmhaHopperV0):
         for step in cutlass.range(masked, n_blocks, unroll=1):
             self._consume_block(mma, state, pipes, read, n_blocks - 1 - step, False)
             read.advance()
+
+    # --8<-- [end:consume]
 
     # --8<-- [start:consume_block]
     @cute.jit
