@@ -64,8 +64,8 @@ class FmhaHopperV2(FmhaHopperV1):
         read_k = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
         read_v = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
 
-        turns[0].arrive_and_wait()
         k_pipe.consumer_wait(read_k)
+        turns[0].arrive_and_wait()
         common.issue_qk(self.dtype, self.tile_n, acc_s, tSrQ, tSrK[(None, None, None, read_k.index)])
         turns[1].arrive()
         warpgroup.wait_group(0)
@@ -81,9 +81,9 @@ class FmhaHopperV2(FmhaHopperV1):
             read_k.advance()
             read_v.advance()
 
+        v_pipe.consumer_wait(read_v)
         turns[0].arrive_and_wait()
         self._rescale(acc_o, state[3])
-        v_pipe.consumer_wait(read_v)
         common.issue_pv(self.dtype, self.tile_n, acc_o, tOrP, tOrV[(None, None, None, read_v.index)])
         if wg == 0:
             turns[1].arrive()  # warpgroup 2's last turn; it hands none back
@@ -109,8 +109,8 @@ class FmhaHopperV2(FmhaHopperV1):
         k_pipe, v_pipe = pipes
         read_k, read_v = reads
         _, _, tSrQ, tSrK, tOrV, tOrP, acc_s, acc_o, _ = mma
+        k_pipe.consumer_wait(read_k)  # before taking the turn, so a late load does not hold up the other
         turns[0].arrive_and_wait()
-        k_pipe.consumer_wait(read_k)
         common.issue_qk(self.dtype, self.tile_n, acc_s, tSrQ, tSrK[(None, None, None, read_k.index)])
         self._rescale(acc_o, state[3])  # the previous step's factor, while Q K^T runs
         v_pipe.consumer_wait(read_v)
