@@ -132,6 +132,7 @@ def max_stages(tile_mn: tuple[int, int], elem_bytes: int) -> int:
     return kernel_max((*tile_mn, TILE_K), EPI_STAGES, elem_bytes)
 
 
+# --8<-- [start:model]
 def mma_clk(tile_mn: tuple[int, int], machine: Machine = H200) -> float:
     """One K tile of WGMMAs: each consumer warpgroup issues 4 ``m64nNk16``; the warpgroups share
     the SM's tensor cores and SMEM bandwidth, so their times add."""
@@ -153,6 +154,9 @@ def feed_clk(config: GemmConfig, active_ctas: int, elem_bytes: int, machine: Mac
         from_l2 * active_ctas / machine.l2_bytes_per_clk,
         machine.load_latency_clk / config.stages,
     )
+
+
+# --8<-- [end:model]
 
 
 def raster_group(m: int, n: int, tile_mn: tuple[int, int], cluster_mn: tuple[int, int], sm_count: int) -> int:
