@@ -199,12 +199,12 @@ def issue_pv(
     warpgroup.commit_group()
 
 
-def row_reduce(row: cute.Tensor, combine: Callable[[Any, Any], Any], init: Any) -> Any:
-    """``combine`` over one accumulator row of this thread, as four independent chains (a single
-    chain of 64 dependent steps is latency-bound with three warps per scheduler). Plain Python,
-    unrolled while the caller is traced."""
-    parts = [init] * 4
-    for j in range(cute.size(row)):
+def row_reduce(row: cute.Tensor, combine: Callable[[Any, Any], Any]) -> Any:
+    """``combine`` over one accumulator row of this thread (at least four values), as four
+    independent chains: a single chain of 32 dependent steps is latency-bound with three warps per
+    scheduler. Plain Python, unrolled while the caller is traced."""
+    parts = [row[j] for j in range(4)]
+    for j in range(4, cute.size(row)):
         parts[j % 4] = combine(parts[j % 4], row[j])
     return combine(combine(parts[0], parts[1]), combine(parts[2], parts[3]))
 
@@ -244,12 +244,15 @@ def softmax_step(
     """
     minus_inf = -cutlass.Float32.inf
     for i in cutlass.range_constexpr(cute.size(s_mn, mode=[0])):
-        new_max = cute.arch.fmax(row_max[i], quad_max(row_reduce(s_mn[i, None], cute.arch.fmax, minus_inf)))
-        base_scaled = select(new_max == minus_inf, 0.0, new_max) * scale_log2
-        factor[i] = cute.math.exp2(row_max[i] * scale_log2 - base_scaled, fastmath=True)
+        new_max = cute.arch.fmax(row_max[i], quad_max(row_reduce(s_mn[i, None], cute.arch.fmax)))
+        base = select(new_max == minus_inf, 0.0, new_max)
+        base_scaled = base * scale_log2
+        # The difference first: an unmoved max gives exp2(0) = 1 exactly (as old * c - new * c
+        # would not once contracted into an FMA), which v3's skip relies on.
+        factor[i] = cute.math.exp2((row_max[i] - base) * scale_log2, fastmath=True)
         for j in cutlass.range_constexpr(cute.size(s_mn, mode=[1])):
             s_mn[i, j] = cute.math.exp2(s_mn[i, j] * scale_log2 - base_scaled, fastmath=True)
-        row_sum[i] = row_sum[i] * factor[i] + row_reduce(s_mn[i, None], operator.add, cutlass.Float32(0.0))
+        row_sum[i] = row_sum[i] * factor[i] + row_reduce(s_mn[i, None], operator.add)
         row_max[i] = new_max
 
 
