@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
+import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,6 +52,78 @@ def session_compile_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MLA_VAR3_CACHE_DIR", str(folder))
         yield folder
+
+
+@contextmanager
+def restoring_imports() -> Iterator[None]:
+    """Loading a CUTLASS example puts its folders on ``sys.path`` and its siblings (``helpers``,
+    ...) in ``sys.modules``; take both out again afterwards, so that tests loading another
+    checkout's example tree find their own siblings."""
+    from mla_var3.project import EXAMPLES_ROOT, cutlass_dir
+
+    saved, before = list(sys.path), set(sys.modules)
+    try:
+        yield
+    finally:
+        sys.path[:] = saved
+        examples = str(cutlass_dir().resolve() / EXAMPLES_ROOT)
+        for name in set(sys.modules) - before:
+            if (getattr(sys.modules[name], "__file__", None) or "").startswith(examples):
+                del sys.modules[name]
+
+
+@pytest.fixture
+def restored_imports() -> Iterator[None]:
+    """:func:`restoring_imports` around one test."""
+    with restoring_imports():
+        yield
+
+
+@pytest.fixture(scope="module")
+def module_restored_imports() -> Iterator[None]:
+    """:func:`restoring_imports` around a module whose compiled examples its tests share."""
+    with restoring_imports():
+        yield
+
+
+@pytest.fixture
+def cli_error(capsys: pytest.CaptureFixture[str]) -> Callable[[list[str]], str]:
+    """Run ``python -m mla_var3.kernel ARGS`` in this process (``main`` returns the exit code the
+    process would); it must exit 2 with exactly one line on stderr and no output: that line."""
+    from mla_var3.kernel.cli import main
+
+    def run(args: list[str]) -> str:
+        try:
+            code = main(args)
+        except SystemExit as exc:  # argparse exits for flags it cannot parse
+            code = exc.code
+        out, err = capsys.readouterr()
+        assert code == 2, err
+        assert out == "" and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1, err
+        return err.strip()
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def cute_type() -> Callable[[Any], str]:
+    """``'dtype shape:stride'`` of a fake or a real CuTe tensor, the default divisibility dropped: a
+    launch's tensor and the fake one a plan compiled against must print the same."""
+
+    def norm(s: str) -> str:
+        return s.replace("{div=1}", "").replace(" div=1}", "}").replace(" ", "").replace(",)", ")")
+
+    def describe(t: Any) -> str:
+        text = str(t)
+        if text.startswith("FakeTensor<"):
+            dtype, shape, stride = re.fullmatch(r"FakeTensor<(\w+), (\(.*?\)), (\(.*\))>", text).groups()  # type: ignore[union-attr]
+        else:
+            dtype = str(t.element_type)
+            shape, stride = re.search(r" o (\(.*\)):(\(.*\))>$", text).groups()  # type: ignore[union-attr]
+        return f"{dtype} {norm(shape)}:{norm(stride)}"
+
+    return describe
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,19 +40,6 @@ def test_dash_and_underscore_both_accepted() -> None:
     assert (a.prof_type, a.compile_only, a.n) == (b.prof_type, b.compile_only, b.n) == ("ncu", True, 7)
 
 
-def _one_line_error(capsys: pytest.CaptureFixture[str], args: list[str]) -> str:
-    """Run the CLI in this process; it must exit 2 with exactly one line on stderr and no output."""
-    try:
-        code = main(args)
-    except SystemExit as exc:  # argparse exits for flags it cannot parse
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert code == 2, err
-    assert out == "" and "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1, err
-    return err
-
-
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -68,31 +56,31 @@ def _one_line_error(capsys: pytest.CaptureFixture[str], args: list[str]) -> str:
         (["elementwise_add", "--n=many"], "argument --n: invalid int value: 'many'"),
     ],
 )
-def test_bad_input_is_one_clear_line(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert message in _one_line_error(capsys, args)
+def test_bad_input_is_one_clear_line(args: list[str], message: str, cli_error: Callable[[list[str]], str]) -> None:
+    assert message in cli_error(args)
 
 
 @pytest.mark.parametrize("where", ["no_such_dir/out.json", "."])
-def test_unwritable_json_fails_before_any_work(where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unwritable_json_fails_before_any_work(where: str, tmp_path: Path, cli_error: Callable[[list[str]], str]) -> None:
     import mla_var3.kernel.runner as runner
 
     target = tmp_path / where
     called = []
     original, runner.run_plan = runner.run_plan, lambda *a: called.append(a)  # must not be reached
     try:
-        err = _one_line_error(capsys, ["elementwise_add", "--compile-only", f"--json={target}"])
+        err = cli_error(["elementwise_add", "--compile-only", f"--json={target}"])
     finally:
         runner.run_plan = original
     assert f"--json {target}" in err and not called
     assert not (tmp_path / "no_such_dir").exists()
 
 
-def test_run_without_gpu_says_how_to_compile(capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_without_gpu_says_how_to_compile(cli_error: Callable[[list[str]], str]) -> None:
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU; the no-driver message is for CPU machines")
-    err = _one_line_error(capsys, ["elementwise_add", "--n=1024", "--check"])
+    err = cli_error(["elementwise_add", "--n=1024", "--check"])
     assert "no CUDA GPU or driver found" in err and "--compile-only" in err
 
 

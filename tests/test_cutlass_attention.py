@@ -8,12 +8,14 @@ from __future__ import annotations
 import math
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from mla_var3.kernel.arch import Arch, check_supported
+from mla_var3.kernel.arch import check_supported
 from mla_var3.kernel.backends import Compiled
+from mla_var3.kernel.compile_cache import compile_cached
 from mla_var3.kernel.errors import ArchError, UnsupportedShapeError
 from mla_var3.kernel.registry import get_plan
 
@@ -28,13 +30,13 @@ SMEM_LIMIT = 227 * 1024  # opt-in dynamic SMEM per block, H200 and B200
 
 
 def _compile(name: str, arch: str, **shape: int) -> tuple[Compiled, Any]:
-    from mla_var3.analysis import analyze_cubin
-
+    """The binary and its analysis, from the run's compile cache (the registry test reads the same entry)."""
     plan = get_plan(name)()
     full = plan.default_shape() | shape
     plan.check_shape(full)
-    compiled = plan.plan(plan.default_config()).compile(full, Arch.parse(arch))
-    return compiled, analyze_cubin(compiled.cubin, arch)
+    result = compile_cached(plan, plan.default_config(), full, arch, need_function=False)
+    assert result.analysis is not None, result.analysis_error
+    return result.compiled, result.analysis
 
 
 def _count(histogram: dict[str, int], pattern: str) -> int:
@@ -183,22 +185,7 @@ def test_hopper_tile_the_example_refuses() -> None:
         kernel.host_for(plan.default_shape())
 
 
-def _type_of(t: Any) -> str:
-    """'dtype shape:stride' of a fake or a real CuTe tensor, with the default divisibility dropped."""
-    text = str(t)
-    if text.startswith("FakeTensor<"):
-        dtype, shape, stride = re.fullmatch(r"FakeTensor<(\w+), (\(.*?\)), (\(.*\))>", text).groups()
-    else:
-        dtype = str(t.element_type)
-        shape, stride = re.search(r" o (\(.*\)):(\(.*\))>$", text).groups()
-
-    def norm(s: str) -> str:
-        return s.replace("{div=1}", "").replace(" div=1}", "}").replace(" ", "").replace(",)", ")")
-
-    return f"{dtype} {norm(shape)}:{norm(stride)}"
-
-
-def test_launch_views_match_the_compiled_types() -> None:
+def test_launch_views_match_the_compiled_types(cute_type: Callable[[Any], str]) -> None:
     """Views of our workloads' tensors (CPU stand-ins) type exactly like the fake tensors the plans compile."""
     import cutlass
     import torch
@@ -210,18 +197,18 @@ def test_launch_views_match_the_compiled_types() -> None:
 
     bf16, f32 = cutlass.BFloat16, cutlass.Float32
     q = torch.zeros(2, 100, 16, 128, dtype=torch.bfloat16)
-    assert _type_of(as_heads_5d(q, 4)) == _type_of(fake_heads_5d(bf16))
-    assert _type_of(as_heads_5d(q[..., 0].float(), 4)) == _type_of(
+    assert cute_type(as_heads_5d(q, 4)) == cute_type(fake_heads_5d(bf16))
+    assert cute_type(as_heads_5d(q[..., 0].float(), 4)) == cute_type(
         fake_heads_5d(f32)
     )  # Hopper's LSE (b, s, h)
-    assert _type_of(as_heads_5d(q, 4, d_divisibility=64)) == _type_of(fake_heads_5d(bf16, d_divisibility=64))
-    assert _type_of(_lse_view(torch.zeros(2, 16, 100), 4)) == _type_of(_fake_lse())
-    assert _type_of(bshd(q)) == _type_of(fake_bshd(bf16))
+    assert cute_type(as_heads_5d(q, 4, d_divisibility=64)) == cute_type(fake_heads_5d(bf16, d_divisibility=64))
+    assert cute_type(_lse_view(torch.zeros(2, 16, 100), 4)) == cute_type(_fake_lse())
+    assert cute_type(bshd(q)) == cute_type(fake_bshd(bf16))
     shape = {"b": 2, "h": 6, "g": 2, "s": 512, "d": 64, "n": 128, "l": 128}
     plan = get_plan("cutlass_mamba2_ssd")()
     stored = {name: torch.zeros(*_mamba2_stored(name, shape), dtype=torch.bfloat16) for name in ARGUMENTS}
     for name in ARGUMENTS:
-        assert _type_of(operand(name, stored[name])) == _type_of(fake_operand(name, shape, bf16)), name
+        assert cute_type(operand(name, stored[name])) == cute_type(fake_operand(name, shape, bf16)), name
     assert plan.static_shape(shape) == {"d": 64, "n": 128, "l": 128}
 
 

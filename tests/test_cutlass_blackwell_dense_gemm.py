@@ -5,10 +5,7 @@ examples' own stage arithmetic. Compile-only: no SM100 GPU here."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import cuda.bindings.driver as cuda
 import cutlass
@@ -26,9 +23,7 @@ from mla_var3.kernel.cute_python.gemm.cutlass_blackwell_dense_gemm.common import
 )
 from mla_var3.kernel.errors import ArchError, UnsupportedShapeError
 from mla_var3.kernel.registry import all_plans
-from mla_var3.kernel.upstream import EXAMPLES_ROOT, cutlass_dir
 
-ROOT = Path(__file__).resolve().parents[1]
 SM100A = Arch.parse("sm_100a")
 SHAPE = {"m": 8192, "n": 8192, "k": 8192}
 SERIES = (
@@ -46,17 +41,8 @@ ONLY_IN = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _restored_imports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Loading an example appends CUTLASS's examples root to ``sys.path`` and registers the module;
-    undo both, so tests that load examples from another checkout find their own siblings."""
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    before = set(sys.modules)
-    yield
-    examples = str(cutlass_dir().resolve() / EXAMPLES_ROOT)
-    for name in set(sys.modules) - before:
-        if (getattr(sys.modules[name], "__file__", None) or "").startswith(examples):
-            del sys.modules[name]
+# Loading an example puts CUTLASS's examples root on sys.path and registers the module: undone per test.
+pytestmark = pytest.mark.usefixtures("restored_imports")
 
 
 def _count(histogram: dict[str, int], prefix: str) -> int:
@@ -76,7 +62,6 @@ def test_the_series_is_registered_for_sm100a_only() -> None:
 
 
 @pytest.mark.cutlass
-@pytest.mark.usefixtures("fresh_compile_cache")
 @pytest.mark.parametrize("name", SERIES)
 def test_compiles_with_2cta_tcgen05_tmem_and_its_own_addition(name: str) -> None:
     plan = all_plans()[name]("float16")
@@ -114,7 +99,6 @@ def test_launch_smem_is_the_stage_arithmetic(name: str, c_stages: int) -> None:
 
 
 @pytest.mark.cutlass
-@pytest.mark.usefixtures("fresh_compile_cache")
 def test_configs_switch_multicast_and_the_cta_pair() -> None:
     """Config 1 (2x2 cluster) multicasts A to the neighbouring pair; config 2 (one CTA) has no pair."""
     plan = all_plans()["cutlass_sm100_dense_gemm_persistent"]("bfloat16")
@@ -140,18 +124,10 @@ def test_the_examples_own_checks_refuse_a_bad_config() -> None:
         plan.plan(odd).compile_args(SHAPE)
 
 
-def test_cli_refuses_sm90a_in_one_line() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "mla_var3.kernel", SERIES[4], "--compile-only", "--arch", "sm_90a"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [
+def test_cli_refuses_sm90a_in_one_line(cli_error: Callable[[list[str]], str]) -> None:
+    assert cli_error([SERIES[4], "--compile-only", "--arch", "sm_90a"]) == (
         f"error: kernel '{SERIES[4]}' does not support sm_90a; it supports sm_100a (pass --arch sm_100a)"
-    ]
+    )
 
 
 @cute.kernel

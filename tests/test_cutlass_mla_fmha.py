@@ -4,11 +4,7 @@ would pass have the types the compile assumed, and other archs and shapes are re
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,25 +14,15 @@ from mla_var3.kernel.compile_cache import CompileResult, compile_cached
 from mla_var3.kernel.errors import ArchError, UnsupportedShapeError
 from mla_var3.kernel.registry import get_plan
 from mla_var3.kernel.workloads.mla import mla_shape
-from mla_var3.project import cutlass_dir
 
-ROOT = Path(__file__).resolve().parents[1]
 SM100 = Arch.parse("sm_100a")
 SMEM_LIMIT_SM100 = 227 * 1024  # opt-in dynamic SMEM per block on B200
 PLANS = ("cutlass_mla_decode_fp16", "cutlass_mla_decode_fp8", "cutlass_fmha_sm100")
 FMHA_SHAPE = {"b": 2, "s": 1000, "t": 1000, "h": 16, "hk": 4, "d": 128, "causal": 1}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _forget_loaded_examples() -> Iterator[None]:
-    """The examples bring their sibling packages (``helpers``, ``cute``) into sys.modules and their root
-    onto sys.path; drop both after this module, so later tests can load other example trees."""
-    saved_path = list(sys.path)
-    yield
-    sys.path[:] = saved_path
-    root = str(cutlass_dir().resolve())
-    for name in [n for n, m in sys.modules.items() if (getattr(m, "__file__", None) or "").startswith(root)]:
-        del sys.modules[name]
+# The examples bring their siblings (``helpers``, ``cute``) into sys.modules and their root onto sys.path.
+pytestmark = pytest.mark.usefixtures("module_restored_imports")
 
 
 def _compile(name: str, shape: dict[str, int]) -> CompileResult:
@@ -82,7 +68,6 @@ def test_split_kv_follows_the_sm_count() -> None:
 
 
 @pytest.mark.cutlass
-@pytest.mark.usefixtures("fresh_compile_cache")
 def test_mla_fp16_split_and_reduction_kernels() -> None:
     result = _compile("cutlass_mla_decode_fp16", mla_shape(b=4))
     analysis = result.analysis
@@ -101,7 +86,6 @@ def test_mla_fp16_split_and_reduction_kernels() -> None:
 
 
 @pytest.mark.cutlass
-@pytest.mark.usefixtures("fresh_compile_cache")
 def test_mla_fp8_full_batch_has_no_reduction_kernel() -> None:
     analysis = _compile("cutlass_mla_decode_fp8", mla_shape(b=128)).analysis
     hist = analysis.sass.histogram
@@ -135,29 +119,13 @@ def test_fmha_one_cta_mma_and_tma_store() -> None:
         assert classes.get(name, 0) > 0, name
 
 
-def test_sm90a_is_refused_with_one_clean_message() -> None:
+def test_sm90a_is_refused_with_one_clean_message(cli_error: Callable[[list[str]], str]) -> None:
     for name in PLANS:
         with pytest.raises(ArchError, match=rf"{name}' does not support sm_90a; it supports sm_100a"):
             check_supported(name, get_plan(name).archs, "sm_90a")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mla_var3.kernel",
-            "cutlass_mla_decode_fp16",
-            "--compile-only",
-            "--arch",
-            "sm_90a",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [
+    assert cli_error(["cutlass_mla_decode_fp16", "--compile-only", "--arch", "sm_90a"]) == (
         "error: kernel 'cutlass_mla_decode_fp16' does not support sm_90a; it supports sm_100a (pass --arch sm_100a)"
-    ]
+    )
 
 
 @pytest.mark.parametrize(
@@ -175,23 +143,8 @@ def test_shapes_it_cannot_take(name: str, shape: dict[str, int], message: str) -
         get_plan(name)().validate_shape(shape)
 
 
-def _type_of(t: Any) -> str:
-    """'dtype shape:stride' of a fake or a real CuTe tensor, with the default divisibility dropped."""
-    text = str(t)
-    if text.startswith("FakeTensor<"):
-        dtype, shape, stride = re.fullmatch(r"FakeTensor<(\w+), (\(.*?\)), (\(.*\))>", text).groups()
-    else:
-        dtype = str(t.element_type)
-        shape, stride = re.search(r" o (\(.*\)):(\(.*\))>$", text).groups()
-
-    def norm(s: str) -> str:
-        return s.replace("{div=1}", "").replace(" div=1}", "}").replace(" ", "").replace(",)", ")")
-
-    return f"{dtype} {norm(shape)}:{norm(stride)}"
-
-
 @pytest.mark.parametrize("name", ["cutlass_mla_decode_fp16", "cutlass_mla_decode_fp8"])
-def test_mla_launch_views_match_the_compiled_types(name: str) -> None:
+def test_mla_launch_views_match_the_compiled_types(name: str, cute_type: Callable[[Any], str]) -> None:
     """Views of our workload's tensors (CPU stand-ins) type exactly like the fake tensors compiled."""
     import cutlass
     import torch
@@ -213,15 +166,15 @@ def test_mla_launch_views_match_the_compiled_types(name: str) -> None:
     assert outputs["lse"].shape == (b, h, s) and outputs["lse"].stride(1) == 1  # head-contiguous
     real = example_views(inputs, outputs, cute_dtype(plan.dtype))
     fake = fake_example_views(cute_dtype(plan.dtype))
-    assert [_type_of(t) for t in real] == [_type_of(t) for t in fake]
-    assert _type_of(vector(inputs["seqlens"])) == _type_of(fake_vector(cutlass.Int32))
+    assert [cute_type(t) for t in real] == [cute_type(t) for t in fake]
+    assert cute_type(vector(inputs["seqlens"])) == cute_type(fake_vector(cutlass.Int32))
 
 
-def test_fmha_launch_views_match_the_compiled_types() -> None:
+def test_fmha_launch_views_match_the_compiled_types(cute_type: Callable[[Any], str]) -> None:
     import torch
 
     from mla_var3.kernel.cute_python.attention.cutlass_fmha.imported.plan import _as_5d, _fake_5d
     from mla_var3.kernel.tensors import cute_dtype
 
     q = torch.zeros(2, 100, 16, 128, dtype=torch.bfloat16)
-    assert _type_of(_as_5d(q, 4)) == _type_of(_fake_5d(cute_dtype("bfloat16")))
+    assert cute_type(_as_5d(q, 4)) == cute_type(_fake_5d(cute_dtype("bfloat16")))

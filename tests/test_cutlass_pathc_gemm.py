@@ -11,7 +11,6 @@ against CUTLASS's own converter.
 from __future__ import annotations
 
 import importlib.util
-import sys
 from collections.abc import Iterator
 from functools import cache
 
@@ -20,6 +19,7 @@ import torch
 
 from mla_var3.analysis.sass import disassemble, histogram_of
 from mla_var3.kernel.arch import Arch, check_supported, runnable_arch
+from mla_var3.kernel.compile_cache import compile_cached
 from mla_var3.kernel.cute_python.gemm.cutlass_blockscaled_gemm.operands import (
     nibble_storage,
     pack_nibbles,
@@ -36,7 +36,6 @@ from mla_var3.kernel.cute_python.gemm.cutlass_blockwise_gemm.common import dequa
 from mla_var3.kernel.cute_python.gemm.cutlass_mixed_input_gemm.common import divisibility
 from mla_var3.kernel.errors import ArchError, UnsupportedShapeError
 from mla_var3.kernel.registry import all_plans
-from mla_var3.kernel.upstream import EXAMPLES_ROOT, cutlass_dir
 
 SM100_PLANS = (
     "cutlass_sm100_blockscaled_gemm_persistent",
@@ -53,16 +52,9 @@ SM100_PLANS = (
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _restored_imports() -> Iterator[None]:
-    """Loading examples appends CUTLASS's examples folders to ``sys.path`` and registers modules;
-    undo both after this module, so other tests that load examples find their own siblings."""
-    saved, before = list(sys.path), set(sys.modules)
+def _restored_imports(module_restored_imports: None) -> Iterator[None]:
+    """Examples loaded by this module leave sys.path and sys.modules after it (conftest), and so do their binaries."""
     yield
-    sys.path[:] = saved
-    examples = str(cutlass_dir().resolve() / EXAMPLES_ROOT)
-    for name in set(sys.modules) - before:
-        if (getattr(sys.modules[name], "__file__", None) or "").startswith(examples):
-            del sys.modules[name]
     _compiled.cache_clear()
 
 
@@ -73,7 +65,8 @@ def _compiled(
     """The cubin of one plan at a config (by index) and shape (default shape with overrides)."""
     plan = all_plans()[name](dtype)
     full = plan.default_shape() | dict(shape)
-    return plan.plan(plan._autotune_configs()[config_index]).compile(full, Arch.parse(arch)).cubin
+    config = plan._autotune_configs()[config_index]
+    return compile_cached(plan, config, full, arch, need_function=False).compiled.cubin  # shared with the registry test
 
 
 def _hist(*args: object) -> dict[str, int]:
