@@ -31,6 +31,11 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["lint", "tests"]
 
 TORCH_CPU = "torch==2.13.0"
+# Two pytest-xdist workers, one per core of the CPU machine. tests/conftest.py groups each file's tests
+# on one worker (its module-scoped fixtures -- a site build, compiled kernels -- run once) except the
+# registry's independent compiles, which spread; the compile cache the workers share hands a kernel
+# compiled by one to the other.
+XDIST = ("-n", "2", "--dist", "loadgroup")
 QUIET_ENV = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true", "PYTHONUNBUFFERED": "1"}
 
 
@@ -50,10 +55,11 @@ def _ensure_chromium(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The CPU test suite (GPU tests skip, saying why), the browser test included."""
+    """The CPU test suite (GPU tests skip, saying why), the browser test included, on two workers
+    unless the arguments say otherwise (``nox -s tests -- -n 0 tests/test_cli.py``)."""
     _install(session, "docs,dev,analysis,tvm")
     _ensure_chromium(session)
-    session.run("pytest", *session.posargs, env=QUIET_ENV)
+    session.run("pytest", *XDIST, *session.posargs, env=QUIET_ENV)
 
 
 @nox.session

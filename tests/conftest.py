@@ -1,4 +1,10 @@
-"""Shared test fixtures; GPU tests skip with the reason when no CUDA GPU is present."""
+"""Shared test fixtures; GPU tests skip with the reason when no CUDA GPU is present.
+
+The suite runs on two workers (``nox -s tests``: pytest-xdist, ``--dist loadgroup``): each file's
+tests stay together on one worker (:data:`SPREAD` names the files whose tests are spread), and the
+compile cache is one folder for the run, shared by both workers, so a kernel one test compiled is
+read back by every other test that asks for the same binary.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +31,16 @@ def _has_gpu() -> bool:
     return torch.cuda.is_available()
 
 
+# Files whose tests are independent compiles, spread over both workers; every other file's tests run
+# on one worker together (xdist_group by file), so its module-scoped fixtures run once.
+SPREAD = frozenset({"test_registry_compile.py"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks (--dist loadgroup)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name not in SPREAD:
+            item.add_marker(pytest.mark.xdist_group(item.path.name))
     if _has_gpu():
         return
     skip = pytest.mark.skip(reason="needs an NVIDIA GPU (none on this machine; run on the H200 via the device tool)")
@@ -46,9 +61,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def session_compile_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One compile cache for the session (never the user's ~/.cache): tests that inspect a
-    binary share its entry; tests of the cache itself take ``tmp_cache`` or ``fresh_compile_cache``."""
-    folder = tmp_path_factory.mktemp("compile-cache")
+    """One compile cache for the run (never the user's ~/.cache): tests that inspect a binary
+    share its entry, across xdist workers too (their temporary folders have one parent; entries
+    are written atomically); tests of the cache itself take ``tmp_cache`` or ``fresh_compile_cache``."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "compile-cache"
+    folder.mkdir(exist_ok=True)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MLA_VAR3_CACHE_DIR", str(folder))
         yield folder

@@ -64,6 +64,13 @@ def site(tmp_path: Path) -> Path:
     return make_site(tmp_path)
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The fixture built once as it is (``nox -s docs``): the tests that only read the result share it."""
+    site = make_site(tmp_path_factory.mktemp("built"))
+    return site, build(site)
+
+
 def html(site: Path, rel: str) -> str:
     """The page's content (the article), without the navigation that lists every page."""
     markup = (site / "site" / rel).read_text()
@@ -77,8 +84,8 @@ def text_of(markup: str) -> str:
     return html_lib.unescape(re.sub(r"<[^>]+>", "", markup))
 
 
-def test_fixture_builds_with_everything_generated(site: Path) -> None:
-    result = build(site)
+def test_fixture_builds_with_everything_generated(built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    site, result = built
     assert result.returncode == 0, result.stderr
     alpha_html = html(site, "knowledge/optimizations/alpha.html")
     alpha = text_of(alpha_html)
@@ -120,8 +127,9 @@ def test_fixture_builds_with_everything_generated(site: Path) -> None:
     assert not (site / "docs" / "knowledge" / "optimization-catalog.md").exists()
 
 
-def test_no_network_assets(site: Path) -> None:
-    assert build(site).returncode == 0
+def test_no_network_assets(built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    site, result = built
+    assert result.returncode == 0, result.stderr
     for page in sorted((site / "site").rglob("*.html")):
         text = page.read_text()
         assert not re.search(r'<(?:script|link)[^>]+(?:src|href)="(?:https?:)?//', text), page
@@ -187,13 +195,15 @@ def test_broken_link_fails_through_mkdocs_validation(site: Path) -> None:
     assert "'knowledge/optimizations/alpha.md' contains a link '../nothing.md'" in output, output
 
 
-def test_claims_the_evidence_cannot_back_warn_in_docs_and_fail_in_publish(site: Path) -> None:
-    line = line_of(site, ALPHA, '{{ compare("fixture_group", "n1024-bfloat16") }}')
+def test_claims_the_evidence_cannot_back_warn_in_docs_and_fail_in_publish(
+    built: tuple[Path, subprocess.CompletedProcess[str]], site: Path
+) -> None:
+    built_site, docs = built  # nox -s docs
+    line = line_of(built_site, ALPHA, '{{ compare("fixture_group", "n1024-bfloat16") }}')
     where = f"{ALPHA}:{line}: " + '{{ compare("fixture_group", "n1024-bfloat16") }}'
-    docs = build(site)
     assert docs.returncode == 0, docs.stderr
     assert "claim(s) the evidence does not back" in docs.stderr and where in docs.stderr, docs.stderr
-    alpha = html(site, "knowledge/optimizations/alpha.html")
+    alpha = html(built_site, "knowledge/optimizations/alpha.html")
     block = alpha[alpha.index('data-group="fixture_group"') :]
     assert "missing" in text_of(block[: block.index("</div>")]).lower()  # marked on the page, in its place
     publish = build(site, KNOWLEDGE_CLAIMS="error")

@@ -3,13 +3,21 @@
 The tools come from the pip packages ``nvidia-cuda-cuobjdump`` and ``nvidia-cuda-nvdisasm``
 (the ``analysis`` extra), which install them under ``site-packages/nvidia/<flavour>/bin``. A
 CUDA toolkit on ``PATH`` is the fallback. Neither needs a GPU or a driver.
+
+A tool's output depends only on the tool, its arguments and the cubin's bytes, and one run costs a
+process start (a tenth to half a second for a large cubin), so :func:`run_on_cubin` keeps the
+outputs of the latest runs in memory (:data:`MEMO_BYTES` at most), keyed by the tool's path, the
+arguments and the cubin's SHA-256: reading the resources and the SASS of one binary from several
+places disassembles it once. Failures are never kept.
 """
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 import tempfile
+from collections import OrderedDict
 from functools import cache
 from pathlib import Path
 
@@ -49,11 +57,28 @@ def find_tool(name: str) -> Path:
     raise ToolNotFoundError(f"{name} not found: {INSTALL_HINT}")
 
 
+MEMO_BYTES = 256 << 20  # characters of tool output kept in memory, newest first
+_memo: OrderedDict[tuple[str, tuple[str, ...], str], str] = OrderedDict()
+
+
 def run_on_cubin(tool: str, args: list[str], cubin: bytes, timeout_s: float = 120.0) -> str:
-    """Run ``tool args <cubin file>`` and return its stdout; :class:`AnalysisError` if it fails."""
+    """Run ``tool args <cubin file>`` and return its stdout; :class:`AnalysisError` if it fails.
+    The same tool, arguments and cubin again answer from memory (module docstring)."""
     if not cubin:
         raise AnalysisError(f"{tool}: the cubin is empty (compile with --keep-cubin)")
     exe = find_tool(tool)
+    key = (str(exe), tuple(args), hashlib.sha256(cubin).hexdigest())
+    if key in _memo:
+        _memo.move_to_end(key)
+        return _memo[key]
+    output = _run(exe, tool, args, cubin, timeout_s)
+    _memo[key] = output
+    while sum(len(text) for text in _memo.values()) > MEMO_BYTES and len(_memo) > 1:
+        _memo.popitem(last=False)
+    return output
+
+
+def _run(exe: Path, tool: str, args: list[str], cubin: bytes, timeout_s: float) -> str:
     with tempfile.TemporaryDirectory(prefix="mla_var3_cubin_") as tmp:
         path = Path(tmp) / "kernel.cubin"
         path.write_bytes(cubin)
