@@ -8,9 +8,12 @@ read back by every other test that asks for the same binary.
 
 from __future__ import annotations
 
+import getpass
 import os
 import re
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -29,6 +32,31 @@ def _has_gpu() -> bool:
     except ImportError:
         return False
     return torch.cuda.is_available()
+
+
+_PRIVATE_TMP = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A temporary folder of this process's own (each xdist worker, each concurrent session): the
+    CuTe DSL writes a compile's cubin to ``<dump dir>/<host function name + argument types>.<arch>.cubin``
+    and reads it back, and the backends dump under the temporary folder, so two processes compiling
+    different kernels whose host functions share a name could read each other's binary."""
+    # Beside each other in the machine's temporary folder (never nested: a path under it must stay
+    # short, chromium's socket path included); the DSL's own file cache, keyed by content, stays
+    # where the DSL keeps it by default.
+    shared = os.environ.setdefault("MLA_VAR3_SHARED_TMPDIR", tempfile.gettempdir())
+    os.environ.setdefault("CUTE_DSL_CACHE_DIR", os.path.join(shared, getpass.getuser(), "cutlass_python_cache"))
+    folder = tempfile.mkdtemp(prefix=f"mv3-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-", dir=shared)
+    config.stash[_PRIVATE_TMP] = folder
+    os.environ["TMPDIR"] = folder  # inherited by subprocesses (site builds, verify's children)
+    tempfile.tempdir = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_PRIVATE_TMP, None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # Files whose tests are independent compiles, spread over both workers; every other file's tests run

@@ -27,6 +27,8 @@ SM100_PLANS = (
     "cutlass_mamba2_ssd",
 )
 SMEM_LIMIT = 227 * 1024  # opt-in dynamic SMEM per block, H200 and B200
+# The examples leave their folders on sys.path and their modules in sys.modules: undone after this module.
+pytestmark = pytest.mark.usefixtures("module_restored_imports")
 
 
 def _compile(name: str, arch: str, **shape: int) -> tuple[Compiled, Any]:
