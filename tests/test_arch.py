@@ -1,4 +1,4 @@
-"""The arch rule of DESIGN.md and the runner's choice of target."""
+"""The arch rule (docs/contributing/evidence-model.md) and the runner's choice of target."""
 
 from __future__ import annotations
 
