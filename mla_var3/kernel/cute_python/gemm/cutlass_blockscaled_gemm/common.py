@@ -10,8 +10,9 @@ values in fp32. The plan's dtype is C's; the operand format is part of the confi
 docstring command's first (e2m1 elements, e8m0 scales per 16), then MXF8 and NVF4.
 
 The persistent example takes pointers and the problem shape as dynamic integers (its newer
-API); the prefetch and amax examples take tensors marked as in their ``run()``. Subclasses say
-which, and build the example's kernel object. Compile-only: no SM100 GPU here; the workload
+API); the prefetch and amax examples take tensors marked as in their ``run()``
+(:class:`TensorApiBlockScaledGemmPlan`). Both build the example's kernel object alike, but for
+the prefetch example's extra argument. Compile-only: no SM100 GPU here; the workload
 methods are real, so a B200 could run the plans as they are.
 """
 
@@ -141,8 +142,10 @@ class BlockScaledGemmPlan(KernelPlan):
 
     # --- the example's side -----------------------------------------------------------------
     def kernel_object(self, example: Any, config: Config) -> Any:
-        """The example's GEMM object for ``config``."""
-        raise NotImplementedError
+        """The example's GEMM object for ``config`` (the prefetch example takes one argument more)."""
+        return example.Sm100BlockScaledPersistentDenseGemmKernel(
+            self._format(config).vec, tuple(config["mma_tiler_mn"]), tuple(config["cluster_shape_mn"])
+        )
 
     def example_accepts(self, example: Any, shape: Shape, config: Config) -> bool:
         """The example's own ``can_implement`` for this problem (K-major A/B, N-major C)."""
@@ -184,6 +187,38 @@ class BlockScaledGemmPlan(KernelPlan):
         return cute_dtype(self.dtype)
 
 
+class TensorApiBlockScaledGemmPlan(BlockScaledGemmPlan):
+    """The prefetch and amax examples' side: ``can_implement`` and ``__call__`` in their older API,
+    A, B, their scales and C as tensors marked as in their ``run()``."""
+
+    def example_accepts(self, example: Any, shape: Shape, config: Config) -> bool:
+        fmt = self._format(config)
+        element, scale = fmt.cute_types()
+        return bool(
+            example.Sm100BlockScaledPersistentDenseGemmKernel.can_implement(
+                element,
+                scale,
+                fmt.vec,
+                self.c_type(),
+                tuple(config["mma_tiler_mn"]),
+                tuple(config["cluster_shape_mn"]),
+                shape["m"],
+                shape["n"],
+                shape["k"],
+                1,
+                "k",
+                "k",
+                "n",
+            )  # fmt: skip
+        )
+
+    def compile_operands(self, fmt: BlockScaledFormat) -> tuple[Any, ...]:
+        return fake_tensor_operands(fmt, self.c_type())
+
+    def launch_operands(self, fmt: BlockScaledFormat, inputs: Tensors, outputs: Tensors) -> tuple[Any, ...]:
+        return tensor_operands(fmt, inputs, outputs)
+
+
 def fake_tensor_operands(fmt: BlockScaledFormat, c_type: Any) -> tuple[Any, ...]:
     """(a, b, sfa, sfb, c) typed as the prefetch/amax examples' ``run()`` marks them."""
     element, scale = fmt.cute_types()
@@ -222,6 +257,7 @@ __all__ = [
     "CONFIGS",
     "EXAMPLES_DIR",
     "BlockScaledGemmPlan",
+    "TensorApiBlockScaledGemmPlan",
     "fake_tensor_operands",
     "tensor_operands",
 ]

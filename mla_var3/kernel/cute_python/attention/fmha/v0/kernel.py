@@ -274,15 +274,35 @@ class FmhaHopperV0:
             views.append((atom, s, g))
         return tuple(views)
 
+    def _kv_bytes(self) -> int:
+        """One K or V block's bytes: what its TMA load adds to a barrier's transaction count."""
+        return self.tile_n * HEAD_DIM * self.dtype.width // 8
+
+    @cute.jit
+    def _tma_load(
+        self,
+        view: tuple,
+        tile: tuple,
+        stage: cutlass.Int32,
+        bar: cute.Pointer,
+        arm: cutlass.Constexpr,
+        tx_bytes: int,
+    ) -> None:
+        """Global tile ``tile`` of a TMA view ``(atom, SMEM, global)`` into SMEM ``stage``, completing
+        on ``bar``; ``arm``: one lane arms ``bar`` with the load's ``tx_bytes`` first."""
+        atom, smem, gmem = view
+        if cutlass.const_expr(arm):
+            with cute.arch.elect_one():
+                cute.arch.mbarrier_arrive_and_expect_tx(bar, tx_bytes)
+        cute.copy(atom, gmem[tile], smem[(None, stage)], tma_bar_ptr=bar)
+
     @cute.jit
     def _load_q(self, tma: tuple, coords: tuple, tile: cutlass.Int32, bar: cute.Pointer) -> None:
         """Arm ``bar`` with one Q tile's bytes and load query tile ``tile`` of the block into Q
         stage ``tile`` (a whole warp calls this; rows past the sequence are zero-filled)."""
-        atom, sQ, gQ = tma[0]
         m_block, hr, hk, batch = coords
-        with cute.arch.elect_one():
-            cute.arch.mbarrier_arrive_and_expect_tx(bar, TILE_M * HEAD_DIM * self.dtype.width // 8)
-        cute.copy(atom, gQ[(None, m_block * 2 + tile, 0, hr, hk, batch)], sQ[(None, tile)], tma_bar_ptr=bar)
+        q_bytes = TILE_M * HEAD_DIM * self.dtype.width // 8
+        self._tma_load(tma[0], (None, m_block * 2 + tile, 0, hr, hk, batch), tile, bar, True, q_bytes)
 
     @cute.jit
     def _load_k(
@@ -295,12 +315,8 @@ class FmhaHopperV0:
         arm: cutlass.Constexpr = False,
     ) -> None:
         """K block ``n`` into ``stage``; ``arm``: arm ``bar`` with its bytes first (a pipeline arms its own)."""
-        atom, sK, gK = tma[1]
         _, _, hk, batch = coords
-        if cutlass.const_expr(arm):
-            with cute.arch.elect_one():
-                cute.arch.mbarrier_arrive_and_expect_tx(bar, self.tile_n * HEAD_DIM * self.dtype.width // 8)
-        cute.copy(atom, gK[(None, n, 0, 0, hk, batch)], sK[(None, stage)], tma_bar_ptr=bar)
+        self._tma_load(tma[1], (None, n, 0, 0, hk, batch), stage, bar, arm, self._kv_bytes())
 
     @cute.jit
     def _load_v(
@@ -313,12 +329,8 @@ class FmhaHopperV0:
         arm: cutlass.Constexpr = False,
     ) -> None:
         """V block ``n`` (``(d, tile_n)``) into ``stage``, as :meth:`_load_k`."""
-        atom, sV, gV = tma[2]
         _, _, hk, batch = coords
-        if cutlass.const_expr(arm):
-            with cute.arch.elect_one():
-                cute.arch.mbarrier_arrive_and_expect_tx(bar, self.tile_n * HEAD_DIM * self.dtype.width // 8)
-        cute.copy(atom, gV[(None, 0, n, 0, hk, batch)], sV[(None, stage)], tma_bar_ptr=bar)
+        self._tma_load(tma[2], (None, 0, n, 0, hk, batch), stage, bar, arm, self._kv_bytes())
 
     def _mma_views(self, smem: tuple, wg: cutlass.Int32, wg_tidx: cutlass.Int32) -> tuple:
         """This thread's MMA slices, operand views and accumulators: ``(thr_qk, thr_pv, tSrQ (MMA, 1,

@@ -26,7 +26,7 @@ from cutlass.cute.nvgpu import cpasync, warpgroup
 from cutlass.memory import SmemAllocator
 
 from mla_var3.kernel.cute_python.attention.fmha import common
-from mla_var3.kernel.cute_python.attention.fmha.common import CTA_M, HEAD_DIM, WARPGROUP_THREADS
+from mla_var3.kernel.cute_python.attention.fmha.common import CTA_M, WARPGROUP_THREADS
 from mla_var3.kernel.cute_python.attention.fmha.v0.kernel import FmhaHopperV0
 
 # 128 x 24 + 256 x 240 = 64512 <= 65536 registers per SM (one CTA per SM: SMEM allows no more).
@@ -112,7 +112,7 @@ class FmhaHopperV1(FmhaHopperV0):
             num_stages=self.stages,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
             consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, self.consumer_threads // 32),
-            tx_count=self.tile_n * HEAD_DIM * self.dtype.width // 8,
+            tx_count=self._kv_bytes(),
             defer_sync=True,
         )
 

@@ -27,11 +27,6 @@ class CutlassSm100BlockscaledGemmPersistentPlan(BlockScaledGemmPlan):
     )
     example_file = "dense_blockscaled_gemm_persistent.py"
 
-    def kernel_object(self, example: Any, config: Config) -> Any:
-        return example.Sm100BlockScaledPersistentDenseGemmKernel(
-            self._format(config).vec, tuple(config["mma_tiler_mn"]), tuple(config["cluster_shape_mn"])
-        )
-
     def example_accepts(self, example: Any, shape: Shape, config: Config) -> bool:
         fmt = self._format(config)
         element, scale = fmt.cute_types()

@@ -15,48 +15,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from mla_var3.kernel.cute_python.gemm.cutlass_blockscaled_gemm.common import (
-    BlockScaledGemmPlan,
-    fake_tensor_operands,
-    tensor_operands,
-)
+from mla_var3.kernel.cute_python.gemm.cutlass_blockscaled_gemm.common import TensorApiBlockScaledGemmPlan
 from mla_var3.kernel.cute_python.gemm.cutlass_blockscaled_gemm.quant import BlockScaledFormat
-from mla_var3.kernel.plan import Config, Shape, Tensors
+from mla_var3.kernel.plan import Shape, Tensors
 
 
-class CutlassSm100BlockscaledGemmPersistentAmaxPlan(BlockScaledGemmPlan):
+class CutlassSm100BlockscaledGemmPersistentAmaxPlan(TensorApiBlockScaledGemmPlan):
     name = "cutlass_sm100_blockscaled_gemm_persistent_amax"
     description = (
         "CUTLASS's Blackwell dense_blockscaled_gemm_persistent_amax.py: the block-scaled persistent GEMM with "
         "a fused max |C| reduction (warp redux, SMEM, global atomic) in the epilogue (compile-only here)"
     )
     example_file = "dense_blockscaled_gemm_persistent_amax.py"
-
-    def kernel_object(self, example: Any, config: Config) -> Any:
-        return example.Sm100BlockScaledPersistentDenseGemmKernel(
-            self._format(config).vec, tuple(config["mma_tiler_mn"]), tuple(config["cluster_shape_mn"])
-        )
-
-    def example_accepts(self, example: Any, shape: Shape, config: Config) -> bool:
-        fmt = self._format(config)
-        element, scale = fmt.cute_types()
-        return bool(
-            example.Sm100BlockScaledPersistentDenseGemmKernel.can_implement(
-                element,
-                scale,
-                fmt.vec,
-                self.c_type(),
-                tuple(config["mma_tiler_mn"]),
-                tuple(config["cluster_shape_mn"]),
-                shape["m"],
-                shape["n"],
-                shape["k"],
-                1,
-                "k",
-                "k",
-                "n",
-            )  # fmt: skip
-        )
 
     def allocate_outputs(self, inputs: Tensors, shape: Shape) -> Tensors:
         import torch
@@ -80,14 +50,14 @@ class CutlassSm100BlockscaledGemmPersistentAmaxPlan(BlockScaledGemmPlan):
             cutlass.Float32, tuple(cute.sym_int() for _ in range(3)), (1, cute.sym_int64(), cute.sym_int64()),
             assumed_align=16,
         )  # fmt: skip
-        return (*fake_tensor_operands(fmt, self.c_type()), amax)
+        return (*super().compile_operands(fmt), amax)
 
     def launch_operands(self, fmt: BlockScaledFormat, inputs: Tensors, outputs: Tensors) -> tuple[Any, ...]:
         from cutlass.cute.runtime import from_dlpack
 
         outputs["amax"].fill_(float("-inf"))  # see the module docstring: the poison must not survive the max
         amax = from_dlpack(outputs["amax"].view(1, 1, 1), assumed_align=16).mark_layout_dynamic(leading_dim=0)
-        return (*tensor_operands(fmt, inputs, outputs), amax)
+        return (*super().launch_operands(fmt, inputs, outputs), amax)
 
 
 __all__ = ["CutlassSm100BlockscaledGemmPersistentAmaxPlan"]

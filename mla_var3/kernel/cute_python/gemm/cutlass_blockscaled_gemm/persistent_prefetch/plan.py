@@ -12,16 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mla_var3.kernel.cute_python.gemm.cutlass_blockscaled_gemm.common import (
-    BlockScaledGemmPlan,
-    fake_tensor_operands,
-    tensor_operands,
-)
-from mla_var3.kernel.cute_python.gemm.cutlass_blockscaled_gemm.quant import BlockScaledFormat
-from mla_var3.kernel.plan import Config, Shape, Tensors
+from mla_var3.kernel.cute_python.gemm.cutlass_blockscaled_gemm.common import TensorApiBlockScaledGemmPlan
+from mla_var3.kernel.plan import Config
 
 
-class CutlassSm100BlockscaledGemmPersistentPrefetchPlan(BlockScaledGemmPlan):
+class CutlassSm100BlockscaledGemmPersistentPrefetchPlan(TensorApiBlockScaledGemmPlan):
     name = "cutlass_sm100_blockscaled_gemm_persistent_prefetch"
     description = (
         "CUTLASS's Blackwell dense_blockscaled_gemm_persistent_prefetch.py: the block-scaled persistent GEMM "
@@ -34,33 +29,6 @@ class CutlassSm100BlockscaledGemmPersistentPrefetchPlan(BlockScaledGemmPlan):
         return example.Sm100BlockScaledPersistentDenseGemmKernel(
             fmt.vec, tuple(config["mma_tiler_mn"]), tuple(config["cluster_shape_mn"]), None
         )
-
-    def example_accepts(self, example: Any, shape: Shape, config: Config) -> bool:
-        fmt = self._format(config)
-        element, scale = fmt.cute_types()
-        return bool(
-            example.Sm100BlockScaledPersistentDenseGemmKernel.can_implement(
-                element,
-                scale,
-                fmt.vec,
-                self.c_type(),
-                tuple(config["mma_tiler_mn"]),
-                tuple(config["cluster_shape_mn"]),
-                shape["m"],
-                shape["n"],
-                shape["k"],
-                1,
-                "k",
-                "k",
-                "n",
-            )  # fmt: skip
-        )
-
-    def compile_operands(self, fmt: BlockScaledFormat) -> tuple[Any, ...]:
-        return fake_tensor_operands(fmt, self.c_type())
-
-    def launch_operands(self, fmt: BlockScaledFormat, inputs: Tensors, outputs: Tensors) -> tuple[Any, ...]:
-        return tensor_operands(fmt, inputs, outputs)
 
 
 __all__ = ["CutlassSm100BlockscaledGemmPersistentPrefetchPlan"]
