@@ -99,10 +99,11 @@ def test_split_count_fills_the_gpu_once() -> None:
     from mla_var3.kernel.cute_python.mla.decode.plan_common import default_splits
 
     assert default_splits(batch=128, query_tiles=2, kv_blocks=128, sm_count=132) == 1
-    assert default_splits(batch=4, query_tiles=2, kv_blocks=128, sm_count=132) == 17
+    assert default_splits(batch=4, query_tiles=2, kv_blocks=128, sm_count=132) == 16  # 128 CTAs: one wave
+    assert default_splits(batch=8, query_tiles=2, kv_blocks=128, sm_count=132) == 8  # not 9: 144 > 132
     assert default_splits(batch=1, query_tiles=2, kv_blocks=3, sm_count=132) == 3
     plan = get_plan("mla_decode_v1")()
-    assert plan.splits(mla_shape(b=4, t=8192)) == 17
+    assert plan.splits(mla_shape(b=4, t=8192)) == 16
     assert plan.static_shape(mla_shape(b=4, t=8192)) == {"page": 64, "split": 1}
     assert plan.static_shape(mla_shape(b=128, t=8192)) == {"page": 64, "split": 0}
     assert get_plan("mla_decode_v0")().static_shape(mla_shape(b=4, t=8192, page=16)) == {"page": 16}

@@ -7,8 +7,10 @@ Read with ``cuobjdump --dump-resource-usage``, which prints for each kernel::
 
 ``SHARED`` is the static SMEM only (for CuTe DSL kernels, the 1 KiB the driver reserves):
 the dynamic SMEM a kernel really uses is a launch parameter, not in the cubin. ``LOCAL`` is
-per-thread local memory: register spills and local arrays (spill loads and stores show as
-``LDL``/``STL`` in the SASS).
+per-thread local memory: register spills and local arrays. Spills do not always show there:
+ptxas may place them in the ``STACK`` frame and report ``LOCAL:0`` (an MLA cuTile kernel showed
+``STACK:216`` with 54 ``STL``), so a spill check reads both fields and counts the ``LDL``/``STL``
+instructions in the SASS (``sass.py``'s ``local_memory`` class).
 """
 
 from __future__ import annotations

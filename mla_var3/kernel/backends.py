@@ -7,7 +7,6 @@ Every backend compiles without tensors (``compile``) and launches on real tensor
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -65,16 +64,18 @@ class CuteKernel:
         import cuda.bindings.driver as cuda
         import cutlass.cute as cute
 
-        # --keep-cubin also writes *.cubin into a dump dir (the working directory by default);
-        # the folder must exist, else the DSL silently returns a path instead of the bytes.
-        dump = os.path.join(tempfile.gettempdir(), "mla_var3-dsl-dump")
-        os.makedirs(dump, exist_ok=True)
-        options = f"{self.options} --gpu-arch {arch.name} --keep-cubin --dump-dir {dump}".strip()
-        start = time.perf_counter()
-        fn = cute.compile(self.host_fn, *self.compile_args(shape), cuda.CUstream(0), options=options)
-        seconds = time.perf_counter() - start
+        # --keep-cubin writes *.cubin into a dump dir (the working directory by default) named after
+        # the host function, and the DSL reads it back: one fresh folder per compile, else two
+        # processes compiling host functions of the same name read each other's binary. The folder
+        # must exist, else the DSL silently returns a path instead of the bytes.
+        with tempfile.TemporaryDirectory(prefix="mla_var3-dsl-dump-") as dump:
+            options = f"{self.options} --gpu-arch {arch.name} --keep-cubin --dump-dir {dump}".strip()
+            start = time.perf_counter()
+            fn = cute.compile(self.host_fn, *self.compile_args(shape), cuda.CUstream(0), options=options)
+            seconds = time.perf_counter() - start
+            cubin = fn.artifacts.CUBIN
         smem = self.dynamic_smem_bytes(shape) if self.dynamic_smem_bytes else None
-        return Compiled(fn=fn, arch=arch.name, cubin=fn.artifacts.CUBIN, compile_s=seconds, dynamic_smem_bytes=smem)
+        return Compiled(fn=fn, arch=arch.name, cubin=cubin, compile_s=seconds, dynamic_smem_bytes=smem)
 
     def launch(self, compiled: Compiled, inputs: Tensors, outputs: Tensors) -> None:
         self.bind(compiled, inputs, outputs)()

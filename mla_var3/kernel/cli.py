@@ -169,7 +169,7 @@ def format_result(r: object) -> str:
     for k in a.get("resources", []):
         lines.append(
             f"  resources {k.get('kernel', '?')[:60]}: {k.get('registers')} regs/thread, static smem {k.get('static_smem_bytes')} B, "
-            f"spills {k.get('local_bytes')} B"
+            f"local {k.get('local_bytes')} B, stack {k.get('stack_bytes')} B"
         )
     if a.get("dynamic_smem_bytes") is not None:
         lines.append(f"  dynamic smem: {a['dynamic_smem_bytes']} B/block")

@@ -41,9 +41,9 @@ Tensors = dict[str, "torch.Tensor"]
 
 LAYERS = ("elementwise", "reduction", "gemm", "attention", "mla", "launch", "memory")
 DTYPES = ("float16", "bfloat16", "float32", "float8_e4m3fn")
-# rel-L2 tolerance per output dtype (DESIGN.md); tighten in a plan where the math allows.
+# rel-L2 tolerance per output dtype (docs/contributing/evidence-model.md); tighten in a plan where the math allows.
 REL_L2_TOLERANCE = {"float32": 1e-5, "tf32": 1e-3, "float16": 1e-2, "bfloat16": 1e-2, "float8_e4m3fn": 5e-2}
-# What the runner draws inputs from unless a plan says otherwise (DESIGN.md: never zeros or small integers).
+# What the runner draws inputs from unless a plan says otherwise (docs/contributing/evidence-model.md: never zeros or small integers).
 DATA_DISTRIBUTION = "standard normal (torch.randn in fp32, cast to the dtype)"
 # The CuTe DSL names every kernel it emits ``kernel_cutlass_<...>``: what ncu should profile.
 CUTE_DSL_KERNEL_REGEX = "kernel_cutlass_"

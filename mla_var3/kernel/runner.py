@@ -68,7 +68,7 @@ class RunResult:
 
 
 def choose_target(plan: type[KernelPlan], requested: str | None, compile_only: bool, gpu: GpuInfo | None) -> tuple[Arch, str, str]:
-    """(arch, mode, reason) by DESIGN.md's arch rule; raises for unsupported archs or a missing GPU."""
+    """(arch, mode, reason) by the arch rule (mla_var3/kernel/arch.py; docs/contributing/evidence-model.md); raises for unsupported archs or a missing GPU."""
     target = check_supported(plan.name, plan.archs, requested) if requested else None
     if compile_only:
         if target is None:

@@ -1,6 +1,6 @@
 """Load CUTLASS's CuTe DSL examples from a CUTLASS checkout: imported, never copied.
 
-An imported plan (WORKFLOW.md step 3, IMPORT) names an example by its path inside the CUTLASS
+An imported plan (docs/contributing/study-workflow.md, step Import) names an example by its path inside the CUTLASS
 tree, e.g. ``examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm.py``, and calls
 :func:`load_example` inside ``plan()`` -- never at module level, so ``--list`` neither needs
 CUTLASS nor pays for importing an example. The same path is what the plan's

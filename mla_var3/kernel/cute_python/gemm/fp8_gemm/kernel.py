@@ -9,9 +9,10 @@ imported, never copied) with four changes, each at one of that kernel's seams:
   WGMMA atom of e4m3 is 64 x N x 32 (SASS ``QGMMA.64xNx32.F32.E4M3.E4M3``): four per K tile.
   SM90 reads FP8 operands of WGMMA from SMEM only in K-major layout; ``make_trivial_tiled_mma``
   with ``OperandMajorMode.K`` for both is the only legal choice.
-- **Scales** (``_attach_probes``). The kernel's one tensor argument for subclasses (named
-  ``timeline_buf`` in kernel.py, whose instrumented variant was its first user) carries
-  ``[s_a, s_b]``; the hook, called in kernel scope, loads their product once per thread.
+- **Scales** (``_attach_probes``). The kernel's one tensor argument for subclasses (``extra``
+  in kernel.py, whose instrumented timeline variant was its first user) carries ``[s_a, s_b]``;
+  the hook, called in kernel scope, loads their product once per thread. The host checks the
+  e4m3 operands and hands the scales to kernel.py's shared launch body (``_launch``).
 - **Epilogue** (``_store_tile``). The accumulator is multiplied by ``s_a * s_b`` in registers,
   then stored by the 16-bit kernel's epilogue (bf16, stmatrix, TMA store).
 - **Promotion** (``_mma_k_tile``, when ``promote``). FP8 WGMMA does not keep a full fp32
@@ -31,7 +32,7 @@ seams, and the promotion as its own K tile on a zeroed fragment, are ours.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import cuda.bindings.driver as cuda
 import cutlass
@@ -58,6 +59,8 @@ class HopperFp8GemmWS(HopperGemmWS):
     instead of letting WGMMA accumulate all of K in place.
     """
 
+    AB_DTYPES: ClassVar[tuple[type, ...]] = (cutlass.Float8E4M3FN,)
+
     def __init__(self, promote: bool = True, **gemm_kwargs: Any) -> None:
         # The base class checks the config and sizes the stages for its 16-bit K tile of 64:
         # the same bytes as an e4m3 K tile of 128, so its budget is this kernel's.
@@ -82,30 +85,13 @@ class HopperFp8GemmWS(HopperGemmWS):
     ) -> None:
         """kernel.py's host with e4m3 operands and ``scales = [s_a, s_b]`` (fp32, two values),
         handed to the kernel as its subclass tensor argument."""
-        if cutlass.const_expr(
-            a.element_type != cutlass.Float8E4M3FN or b.element_type != cutlass.Float8E4M3FN
-        ):
+        if cutlass.const_expr(a.element_type not in self.AB_DTYPES or b.element_type != a.element_type):
             raise TypeError(f"A and B must be Float8E4M3FN, got {a.element_type} and {b.element_type}")
         if cutlass.const_expr(c.element_type not in C_DTYPES or scales.element_type != cutlass.Float32):
             raise TypeError(
                 f"C must be BFloat16 or Float16 and scales Float32, got {c.element_type}, {scales.element_type}"
             )
-        a_layout, b_layout, c_layout = self._make_smem_layouts(a.element_type, c.element_type)
-        tma_a, gA, tma_b, gB, tma_c, gC = self._make_tma_atoms(a, b, c, a_layout, b_layout, c_layout)
-        self.shared_storage = self._make_shared_storage(
-            a.element_type, c.element_type, a_layout, b_layout, c_layout
-        )
-        cm, cn = self.cluster_mn
-        clusters = cute.ceil_div(cute.ceil_div(c.shape[0], self.tile_mnk[0]), cm) * cute.ceil_div(
-            cute.ceil_div(c.shape[1], self.tile_mnk[1]), cn
-        )
-        self.kernel(tma_a, gA, tma_b, gB, tma_c, gC, a_layout, b_layout, c_layout, scales).launch(
-            grid=(cm, cn, cutlass.min(clusters, max_clusters)),
-            block=(self.threads, 1, 1),
-            cluster=(cm, cn, 1),
-            min_blocks_per_mp=1,
-            stream=stream,
-        )
+        self._launch(a, b, c, max_clusters, stream, scales)
 
     # --8<-- [end:fp8_host]
 

@@ -30,7 +30,7 @@ at the pinned commit 7107b055):
   (``dense_gemm.py:1330-1380``): K and N multiples of 8 for fp16, as for our own kernel.
 
 Configs: tile 128x256 with a 2x1 cluster (the configuration measured against cuBLAS on the
-H200 in CUTE_DSL_FACTS.md; the tile of the docstring's example command,
+H200 in this plan's run records; the tile of the docstring's example command,
 ``dense_gemm.py:70-74``), then the example's own argument defaults, tile 128x128 with no
 cluster (``dense_gemm.py:127-139``).
 """

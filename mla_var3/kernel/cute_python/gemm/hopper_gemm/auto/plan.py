@@ -83,11 +83,7 @@ class HopperGemmAutoPlan(HopperGemmWSPlan):
     def plan(self, config: Config) -> Any:
         if "rule" in config:
             return RuleKernel(self, config)
-        kernel = super().plan(config)
-        # The v5 plan's constructor arguments stop at the stages; the tile order is an attribute
-        # the kernel reads while it is traced, so it is set here before any compile.
-        kernel.host_fn.raster_group_m = config.get("raster_group_m", kernel.host_fn.raster_group_m)
-        return kernel
+        return super().plan(config)
 
     def record_timeline(self, shape: Shape, config: Config) -> Timeline:
         return super().record_timeline(shape, self.resolve(shape, config))

@@ -28,7 +28,7 @@ Run it: ``python -m mla_var3.kernel hopper_gemm_ws --m 8192 --n 8192 --k 8192 --
 **Instrumentation stays out of this file.** Two seams let a subclass time the kernel without
 a line in the loops above: :meth:`HopperGemmWS._attach_probes` (the pipeline the warp roles
 use; the default build uses it as created) and :meth:`HopperGemmWS._store_tile` (the
-epilogue of one tile), plus the optional ``timeline_buf`` argument. ``timeline.py`` beside
+epilogue of one tile), plus the optional ``extra`` argument. ``timeline.py`` beside
 this file is that subclass: it records an in-kernel timeline; with its probes stubbed it
 compiles to this file's cubin byte for byte (a test checks it).
 
@@ -39,7 +39,7 @@ and the SMEM budget are ours.
 """
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import cuda.bindings.driver as cuda
 import cutlass
@@ -63,8 +63,10 @@ MBARRIER_BYTES = 8
 SMEM_ALIGN = 1024  # 128-byte swizzle atoms repeat every 1 KiB: align each buffer to it
 EPI_TILE_N = 32  # columns per epilogue subtile; a subtile is (64 rows, 32 cols) per warpgroup
 PRODUCER_REGISTERS = 40  # registers/thread left to the producer warpgroup
-# setmaxnreg only moves registers within the pool the CTA got at launch (168 per thread for
-# 384 threads under min_blocks_per_mp=1): 128 * (40 + 2 * 232) = 384 * 168 = 64512.
+# setmaxnreg only moves registers within the pool the CTA got at launch: 168 per thread for 384
+# threads under min_blocks_per_mp=1. Three warpgroups at 40 + 232 + 232 = 504 = 3 * 168 fill it
+# exactly; 32 + 240 + 240 = 512 passes a check against the SM's 64 Ki registers but exceeds the
+# CTA's pool, and the increase waits forever (the kernel hangs).
 CONSUMER_REGISTERS = 232
 
 
@@ -146,8 +148,10 @@ class HopperGemmWS:
     ``raster_group_m``: cluster rows per band of the persistent tile order.
     """
 
-    # The timeline variant (timeline.py) sets this and takes a ``timeline_buf``.
+    # The timeline variant (timeline.py) sets this and takes a ``timeline_buf`` as ``extra``.
     records_timeline = False
+    # A and B element types the host accepts (the FP8 subclass narrows them to e4m3).
+    AB_DTYPES: ClassVar[tuple[type, ...]] = (cutlass.Float16, cutlass.BFloat16)
 
     def __init__(
         self,
@@ -283,19 +287,32 @@ class HopperGemmWS:
         c: cute.Tensor,
         max_clusters: cutlass.Int32,
         stream: cuda.CUstream,
-        timeline_buf: cute.Tensor | None = None,
+        extra: cute.Tensor | None = None,
     ) -> None:
         """Build the TMA descriptors and launch a persistent grid of at most ``max_clusters``
-        clusters (pass the number of clusters that fit on the GPU at once). ``timeline_buf``:
-        the timeline variant's record buffer (``timeline.py``); the default build takes none."""
+        clusters (pass the number of clusters that fit on the GPU at once). ``extra``: the one
+        tensor a subclass hands to the kernel (the timeline variant's record buffer,
+        ``timeline.py``; the FP8 kernel's scales); the default build takes none."""
+        if cutlass.const_expr(a.element_type not in self.AB_DTYPES or b.element_type != a.element_type):
+            raise TypeError(f"A and B must both be one of {self.AB_DTYPES}, got {a.element_type} and {b.element_type}")
+        if cutlass.const_expr((extra is not None) != self.records_timeline):
+            raise ValueError("pass timeline_buf exactly when the kernel records a timeline (timeline.py)")
+        self._launch(a, b, c, max_clusters, stream, extra)
+
+    def _launch(
+        self,
+        a: cute.Tensor,
+        b: cute.Tensor,
+        c: cute.Tensor,
+        max_clusters: cutlass.Int32,
+        stream: cuda.CUstream,
+        extra: cute.Tensor | None,
+    ) -> None:
+        """The host body every build shares (called while ``__call__`` is traced): SMEM layouts,
+        TMA atoms, shared storage, and the persistent launch with ``extra`` as the kernel's last
+        argument."""
         ab_dtype = a.element_type
         c_dtype = c.element_type
-        if cutlass.const_expr(
-            ab_dtype not in (cutlass.Float16, cutlass.BFloat16) or b.element_type != ab_dtype
-        ):
-            raise TypeError(f"A and B must both be Float16 or BFloat16, got {ab_dtype} and {b.element_type}")
-        if cutlass.const_expr((timeline_buf is not None) != self.records_timeline):
-            raise ValueError("pass timeline_buf exactly when the kernel records a timeline (timeline.py)")
         a_layout, b_layout, c_layout = self._make_smem_layouts(ab_dtype, c_dtype)
         tma_a, gA, tma_b, gB, tma_c, gC = self._make_tma_atoms(a, b, c, a_layout, b_layout, c_layout)
         self.shared_storage = self._make_shared_storage(ab_dtype, c_dtype, a_layout, b_layout, c_layout)
@@ -306,7 +323,7 @@ class HopperGemmWS:
         tiles_m = cute.ceil_div(c.shape[0], self.tile_mnk[0])
         tiles_n = cute.ceil_div(c.shape[1], self.tile_mnk[1])
         cluster_tiles = cute.ceil_div(tiles_m, cm) * cute.ceil_div(tiles_n, cn)
-        self.kernel(tma_a, gA, tma_b, gB, tma_c, gC, a_layout, b_layout, c_layout, timeline_buf).launch(
+        self.kernel(tma_a, gA, tma_b, gB, tma_c, gC, a_layout, b_layout, c_layout, extra).launch(
             grid=(cm, cn, cutlass.min(cluster_tiles, max_clusters)),
             block=(self.threads, 1, 1),
             cluster=(cm, cn, 1),
@@ -357,9 +374,10 @@ class HopperGemmWS:
 
     # --- seams for instrumentation (timeline.py overrides them) --------------------------
     def _attach_probes(
-        self, ab_pipeline: pipeline.PipelineTmaAsync, timeline_buf: cute.Tensor | None
+        self, ab_pipeline: pipeline.PipelineTmaAsync, extra: cute.Tensor | None
     ) -> pipeline.PipelineTmaAsync:
-        """The pipeline the warp roles use: the one just created (a timeline variant wraps it)."""
+        """The pipeline the warp roles use: the one just created (a timeline variant wraps it;
+        ``extra`` is the host's ``extra`` tensor, which a subclass reads here in kernel scope)."""
         return ab_pipeline
 
     @cute.kernel
@@ -374,7 +392,7 @@ class HopperGemmWS:
         a_layout: cute.ComposedLayout,
         b_layout: cute.ComposedLayout,
         c_layout: cute.ComposedLayout,
-        timeline_buf: cute.Tensor | None,
+        extra: cute.Tensor | None,
     ) -> None:
         tile_m, tile_n, tile_k = self.tile_mnk
         cm, cn = self.cluster_mn
@@ -432,7 +450,7 @@ class HopperGemmWS:
             tma_b, cta_m, cute.make_layout(cm), cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2)
         )
         # --8<-- [end:tma_pipeline_setup]
-        ab_pipeline = self._attach_probes(ab_pipeline, timeline_buf)
+        ab_pipeline = self._attach_probes(ab_pipeline, extra)
         gC = cute.local_tile(mC, (WGMMA_M, EPI_TILE_N), (None, None))  # (64, 32, rest_m64, rest_n32)
         bSG_sC, bSG_gC = cpasync.tma_partition(
             tma_c, 0, cute.make_layout(1), cute.group_modes(sC, 0, 2), cute.group_modes(gC, 0, 2)

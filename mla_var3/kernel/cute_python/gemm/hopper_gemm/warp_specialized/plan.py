@@ -36,7 +36,10 @@ def gemm_from_config(config: Config) -> Any:
 
 def gemm_kwargs(config: Config) -> dict[str, Any]:
     """The kernel's constructor arguments for a config (the timeline variant takes the same)."""
-    return {"tile_mn": tuple(config["tile_mn"]), "cluster_mn": tuple(config["cluster_mn"]), "stages": config["stages"]}
+    kwargs = {"tile_mn": tuple(config["tile_mn"]), "cluster_mn": tuple(config["cluster_mn"]), "stages": config["stages"]}
+    if "raster_group_m" in config:
+        kwargs["raster_group_m"] = config["raster_group_m"]
+    return kwargs
 
 
 def compile_operands(dtype: str) -> tuple[Any, Any, Any]:
