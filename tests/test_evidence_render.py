@@ -203,3 +203,24 @@ def test_verify_checks_each_member_then_files_one_group_record(pair: Group, fake
     assert outcome.status == "run-verified" and "fake_raises 1.0" in outcome.reason and calls[-1] == "time-group fake_pair n8-float32"
     assert status_mod.group_status("fake_pair", "n8-float32").status == "run-verified"
     assert verify_mod.verify_group(pair, "n8-float32", gpu, False, 60, None).status == "fresh"
+
+
+def test_member_checks_run_concurrently_when_asked(pair: Group, fake_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    import threading
+
+    from mla_var3.evidence import verify as verify_mod
+    from mla_var3.evidence.typed import dump
+    from mla_var3.kernel.device import GpuInfo
+
+    gpu = GpuInfo("NVIDIA H200", (10, 0), H200.uuid or "", 132, 50 << 20, None, None, "torch")
+    both_checking = threading.Barrier(2, timeout=5)  # breaks unless the two checks overlap
+
+    def child(command: list[str], timeout: float) -> tuple[dict | None, str]:
+        if command[3] == "check-member":
+            both_checking.wait()
+            return {"mode": "run", "mode_reason": "runs", "check": dump(CHECK)}, ""
+        return dump(_group_run(1.05)), ""
+
+    monkeypatch.setattr(verify_mod, "_child_json", child)
+    outcome = verify_mod.verify_group(pair, "n8-float32", gpu, True, 60, None, check_jobs=2)
+    assert outcome.status == "run-verified", outcome.reason

@@ -36,6 +36,7 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--timeout", type=float, default=600.0, help="seconds per child process (its whole tree is killed)")
     v.add_argument("--docs", type=Path, default=REPO_ROOT / "docs")
     v.add_argument("--target", action="append", default=[], metavar="KERNEL/CONFIG", help="verify this too")
+    v.add_argument("--check-jobs", type=int, default=1, help="a group's member checks run this many at once (timing is always alone)")
     v.add_argument("--archive", type=Path, default=None, help="then pack the records this run wrote or found fresh into this tar.gz")
     pr = sub.add_parser("profile", help="add ncu / sanitizer / annotation sections to run records")
     pr.add_argument("--prof-type", "--prof_type", dest="prof_type", choices=("ncu", "sanitize", "annotation"), required=True)
@@ -94,7 +95,7 @@ def _dispatch(args: argparse.Namespace) -> int:  # noqa: C901 - one branch per c
             kernel, _, config = spec.partition("/")
             if (kernel, config) not in known:
                 targets.append(Target(kernel, config, ["--target"]))
-        outcomes = verify(targets, force=args.force, only=args.only, timeout=args.timeout)
+        outcomes = verify(targets, force=args.force, only=args.only, timeout=args.timeout, check_jobs=args.check_jobs)
         print(summary_table(outcomes))
         if args.archive:
             records = [Path(o.path) for o in outcomes if o.path]

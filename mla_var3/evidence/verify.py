@@ -19,6 +19,7 @@ import signal
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,8 +137,11 @@ def verify_one(target: Target, gpu: GpuInfo | None, force: bool, timeout: float,
     return Outcome(target.label, status, f"on {record.device.name or record.arch}", seconds, str(written))
 
 
-def verify_group(group: Group, config: str, gpu: GpuInfo | None, force: bool, timeout: float, base: Path | None) -> Outcome:
-    """Check each member in its own process, then time them all in one; file the group record."""
+def verify_group(
+    group: Group, config: str, gpu: GpuInfo | None, force: bool, timeout: float, base: Path | None, check_jobs: int = 1
+) -> Outcome:
+    """Check each member in its own process (``check_jobs`` at a time), then time them all in one
+    process, alone on the GPU; file the group record."""
     label = f"groups/{group.name}/{config}"
     start = time.perf_counter()
     if gpu is None or any(runnable_arch(get_plan(m.kernel).archs, gpu.cc) is None for m in group.members):
@@ -152,8 +156,12 @@ def verify_group(group: Group, config: str, gpu: GpuInfo | None, force: bool, ti
                 path = (base or evidence_dir()) / relative_path(old)
                 return Outcome(label, "fresh", "members' sources and the harness match", path=str(path))
     checks: dict[str, CheckResult] = {}
-    for m in group.members:
-        result, why = _child_json(_evidence_child("check-member", group.name, config, m.id), timeout)
+    # Checks only (no timing): up to ``check_jobs`` member processes share the GPU at once.
+    with ThreadPoolExecutor(max_workers=max(1, check_jobs)) as pool:
+        children = list(
+            pool.map(lambda m: _child_json(_evidence_child("check-member", group.name, config, m.id), timeout), group.members)
+        )
+    for m, (result, why) in zip(group.members, children, strict=True):
         if result is None:
             return Outcome(label, "failed", f"member {m.id}: {why}", time.perf_counter() - start)
         if result["mode"] != "run" or result.get("check") is None:
@@ -205,10 +213,16 @@ def group_targets(cited: list[Target]) -> list[Target]:
 
 
 def verify(
-    targets: list[Target], force: bool = False, only: str | None = None, timeout: float = 600.0, base: Path | None = None
+    targets: list[Target],
+    force: bool = False,
+    only: str | None = None,
+    timeout: float = 600.0,
+    base: Path | None = None,
+    check_jobs: int = 1,
 ) -> list[Outcome]:
     """Verify kernel targets, then every group (``only``: a glob on ``kernel/config`` or
-    ``groups/<group>/<config>``), printing progress."""
+    ``groups/<group>/<config>``; ``check_jobs``: a group's member checks run that many at once),
+    printing progress."""
     gpu = detect_gpu()
     chosen = [t for t in [*[t for t in targets if not t.group], *group_targets(targets)] if only is None or fnmatch.fnmatch(t.label, only)]
     outcomes: list[Outcome] = []
@@ -217,7 +231,7 @@ def verify(
         print(f"[{i}/{len(chosen)}] {target.label} ...", end=" ", flush=True)
         if target.group:
             try:
-                outcome = verify_group(get_group(target.kernel), target.config, gpu, force, timeout, base)
+                outcome = verify_group(get_group(target.kernel), target.config, gpu, force, timeout, base, check_jobs)
             except (UserError, EvidenceError) as exc:
                 outcome = Outcome(target.label, "failed", str(exc))
         else:
