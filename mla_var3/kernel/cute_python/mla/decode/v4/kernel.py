@@ -119,12 +119,13 @@ COMBINE_VECTORS = D_LATENT // (32 * LANE_COLUMNS)  # 4 vectors of 4 per lane cov
 
 
 def smem_bytes(elem_bytes: int = 2) -> int:
-    """Q 64x576 + 2 stages of 64x576 (216 KiB at 16 bits), then barriers and row vectors
-    (1 q + 18 KV barriers; m, f0, f1, the epilogue's factors: 64 fp32 each; WG1's row sums: 256),
-    with the 1 KiB alignment of the two tiles."""
-    tiles = (TILE_M * D_QK + STAGES * TILE_N * D_QK) * elem_bytes
+    """The SMEM struct's size: barriers and row vectors first (1 Q + 18 KV barriers; m, f0, f1 and
+    the epilogue's factors, 64 fp32 each; WG1's 256 row sums), padded to the 1 KiB the swizzled
+    tiles align to, then Q 64x576 and 2 stages of 64x576 (216 KiB at 16 bits). No P buffer: P
+    lives in a stage's rope piece."""
     small = (1 + STAGES * PIECES) * common.MBARRIER_BYTES + (4 * TILE_M + 2 * WARPGROUP_THREADS) * 4
-    return tiles + common.SMEM_ALIGN + -(-small // common.SMEM_ALIGN) * common.SMEM_ALIGN
+    tiles = (TILE_M * D_QK + STAGES * TILE_N * D_QK) * elem_bytes
+    return -(-small // common.SMEM_ALIGN) * common.SMEM_ALIGN + tiles
 
 
 class MlaDecodeV4(MlaDecodeV1):
@@ -201,7 +202,19 @@ class MlaDecodeV4(MlaDecodeV1):
         # --8<-- [end:piece_tma]
         self.shared_storage = self._v4_storage(dtype, q_layout, kv_layout)
         self.attention_kernel(
-            tma_q, tQ, tma_kv, tKV, block_table, seqlens, mO, lse, mOPart, mLsePart, heads, q_layout, kv_layout
+            tma_q,
+            tQ,
+            tma_kv,
+            tKV,
+            block_table,
+            seqlens,
+            mO,
+            lse,
+            mOPart,
+            mLsePart,
+            heads,
+            q_layout,
+            kv_layout,
         ).launch(
             grid=(cute.ceil_div(mQ.shape[0], TILE_M), 1 if o_part is None else o_part.shape[1], mQ.shape[2]),
             block=(self.threads, 1, 1),
@@ -209,7 +222,9 @@ class MlaDecodeV4(MlaDecodeV1):
             stream=stream,
         )
 
-    def _v4_storage(self, dtype: type[cutlass.Numeric], q_layout: cute.ComposedLayout, kv_layout: cute.ComposedLayout) -> type:
+    def _v4_storage(
+        self, dtype: type[cutlass.Numeric], q_layout: cute.ComposedLayout, kv_layout: cute.ComposedLayout
+    ) -> type:
         @cute.struct
         class SharedStorage:
             q_bar: cute.struct.MemRange[cutlass.Int64, 1]
@@ -285,7 +300,9 @@ class MlaDecodeV4(MlaDecodeV1):
         # Rows past ``bound`` are masked and their V zeroed: past the sequence, or past the split
         # (the virtual block of an odd share).
         bound = cutlass.min(length, end_block * TILE_N)
-        loads = self._piece_loader(tma_kv, mKV, sKV, mBlockTable, batch, cute.ceil_div(length, self.page) - 1, kv_bars)
+        loads = self._piece_loader(
+            tma_kv, mKV, sKV, mBlockTable, batch, cute.ceil_div(length, self.page) - 1, kv_bars
+        )
         if warp == 0:
             tQsQ, tQgQ = cpasync.tma_partition(
                 tma_q,
@@ -347,11 +364,14 @@ class MlaDecodeV4(MlaDecodeV1):
 
     # --8<-- [end:kernel]
 
-    def _v4_mma_views(self, sQ: cute.Tensor, sKV: cute.Tensor, half: cutlass.Int32, wg_tidx: cutlass.Int32) -> tuple:
-        """``(thr_qk, thr_pv, tSrQ, tSrK, tOrP, tOsP, tOrV_rs, tOrV_ss)``: Q ``(MMA, 1, 36, 1)``, K
-        ``(MMA, 1, 36, 2)``; P in registers ``(MMA, 1, 4)`` (bf16, the A operand of the local
-        ``P V``) and in SMEM ``(MMA, 1, 4, 2)`` (piece 8 of each stage, the remote ``P V``); this
-        warpgroup's V half ``(MMA, 1, 4, 2)`` for each of the two ``P V`` MMAs."""
+    def _v4_mma_views(
+        self, sQ: cute.Tensor, sKV: cute.Tensor, half: cutlass.Int32, wg_tidx: cutlass.Int32
+    ) -> tuple:
+        """``(thr_qk, thr_pv, tSrQ, tSrK, tOrP, tOsP, tOrV_rs, tOrV_ss, sP)``: Q ``(MMA, 1, 36, 1)``,
+        K ``(MMA, 1, 36, 2)``; P in registers ``(MMA, 1, 4)`` (16-bit, the A operand of the local
+        ``P V``) and in SMEM ``(MMA, 1, 4, 2)`` (the remote ``P V``); this warpgroup's V half
+        ``(MMA, 1, 4, 2)`` for each of the two ``P V`` MMAs; ``sP (64, 64, 2)``: piece 8 of each
+        stage, where P is stored."""
         qk_mma, pv_ss = common.make_tiled_mmas(sQ.element_type)
         _, pv_rs = common.make_tiled_mmas(sQ.element_type, warpgroup.OperandSource.RMEM)
         thr_qk = qk_mma.get_slice(wg_tidx)
@@ -375,8 +395,15 @@ class MlaDecodeV4(MlaDecodeV1):
     # --8<-- [start:walk_even]
     @cute.jit
     def _walk_even(
-        self, sKV: cute.Tensor, kv_bars: cute.Pointer, mma: tuple, acc_o: cute.Tensor, c_mn: cute.Tensor,
-        rows: tuple, factors: tuple, walk: tuple,
+        self,
+        sKV: cute.Tensor,
+        kv_bars: cute.Pointer,
+        mma: tuple,
+        acc_o: cute.Tensor,
+        c_mn: cute.Tensor,
+        rows: tuple,
+        factors: tuple,
+        walk: tuple,
     ) -> None:
         """WG0: the even block of each pair (stage 0) and the left V half of both."""
         thr_qk, _, tSrQ, tSrK, tOrP, tOsP, tOrV_rs, tOrV_ss, sP = mma
@@ -406,7 +433,9 @@ class MlaDecodeV4(MlaDecodeV1):
             f1_rows = self._row_values(f1, c_mn)
             common.scale_rows(s_mn, f1_rows)
             probs_to_operand(acc_s, tOrP)
-            cute.autovec_copy(cute.make_tensor(tOrP.iterator, acc_s.layout), thr_qk.partition_C(sP[(None, None, 0)]))
+            cute.autovec_copy(
+                cute.make_tensor(tOrP.iterator, acc_s.layout), thr_qk.partition_C(sP[(None, None, 0)])
+            )
             cute.arch.fence_proxy("async.shared", space="cta")
             pipeline.NamedBarrier(barrier_id=P0_READY, num_threads=self.threads).arrive()
             pipeline.NamedBarrier(barrier_id=P1_READY, num_threads=self.threads).arrive_and_wait()
@@ -429,8 +458,15 @@ class MlaDecodeV4(MlaDecodeV1):
     # --8<-- [start:walk_odd]
     @cute.jit
     def _walk_odd(
-        self, sKV: cute.Tensor, kv_bars: cute.Pointer, mma: tuple, acc_o: cute.Tensor, c_mn: cute.Tensor,
-        rows: tuple, factors: tuple, walk: tuple,
+        self,
+        sKV: cute.Tensor,
+        kv_bars: cute.Pointer,
+        mma: tuple,
+        acc_o: cute.Tensor,
+        c_mn: cute.Tensor,
+        rows: tuple,
+        factors: tuple,
+        walk: tuple,
     ) -> None:
         """WG1: the odd block of each pair (stage 1) and the right V half of both."""
         thr_qk, _, tSrQ, tSrK, tOrP, tOsP, tOrV_rs, tOrV_ss, sP = mma
@@ -450,7 +486,9 @@ class MlaDecodeV4(MlaDecodeV1):
             self._softmax(common.acc_mn(acc_s), c_mn, limit, block * TILE_N, s_max, f1, f0, row_sum, acc_o)
             pipeline.NamedBarrier(barrier_id=SCALE1, num_threads=self.threads).arrive()
             probs_to_operand(acc_s, tOrP)
-            cute.autovec_copy(cute.make_tensor(tOrP.iterator, acc_s.layout), thr_qk.partition_C(sP[(None, None, 1)]))
+            cute.autovec_copy(
+                cute.make_tensor(tOrP.iterator, acc_s.layout), thr_qk.partition_C(sP[(None, None, 1)])
+            )
             cute.arch.fence_proxy("async.shared", space="cta")  # P1 for WG0's WGMMA (async proxy)
             self._zero_v_half(sKV, 1, block * TILE_N, bound, 1)
             self._issue_pv(acc_o, tOrP, tOrV_rs[(None, None, None, 1)], True)
@@ -560,7 +598,9 @@ class MlaDecodeV4(MlaDecodeV1):
             warpgroup.commit_group()
 
     @cute.jit
-    def _issue_pv(self, acc_o: cute.Tensor, tOP: cute.Tensor, tOV: cute.Tensor, p_in_registers: cutlass.Constexpr) -> None:
+    def _issue_pv(
+        self, acc_o: cute.Tensor, tOP: cute.Tensor, tOV: cute.Tensor, p_in_registers: cutlass.Constexpr
+    ) -> None:
         """``O_half += P V_half``: 4 WGMMA k-steps over the block's 64 rows, one commit group, in flight."""
         source = warpgroup.OperandSource.RMEM if p_in_registers else None
         _, pv_mma = common.make_tiled_mmas(self.dtype, source)
@@ -572,7 +612,12 @@ class MlaDecodeV4(MlaDecodeV1):
 
     @cute.jit
     def _zero_v_half(
-        self, sKV: cute.Tensor, stage: cutlass.Constexpr, kv_start: cutlass.Int32, bound: cutlass.Int32, half: cutlass.Constexpr
+        self,
+        sKV: cute.Tensor,
+        stage: cutlass.Constexpr,
+        kv_start: cutlass.Int32,
+        bound: cutlass.Int32,
+        half: cutlass.Constexpr,
     ) -> None:
         """In a block that runs past ``bound`` (the sequence's or the split's end), zero this
         warpgroup's V half of the rows past it (all 64 in a virtual block) before ``P V`` reads them."""
@@ -613,7 +658,9 @@ class MlaDecodeV4(MlaDecodeV1):
 
     # --8<-- [start:load_pieces]
     @cute.jit
-    def _load_pieces(self, loads: tuple, block: cutlass.Int32, stage: cutlass.Constexpr, pieces: cutlass.Constexpr) -> None:
+    def _load_pieces(
+        self, loads: tuple, block: cutlass.Int32, stage: cutlass.Constexpr, pieces: cutlass.Constexpr
+    ) -> None:
         """Load ``pieces`` of KV block ``block`` into ``stage`` (a whole warp calls this): per piece,
         one arrival that arms its barrier with the piece's bytes, then one TMA box per page the
         block spans (``64 / rows_per_copy`` boxes of ``rows_per_copy x 64``: exactly those bytes)."""
@@ -622,7 +669,9 @@ class MlaDecodeV4(MlaDecodeV1):
         coords = []
         for c in cutlass.range_constexpr(self.copies_per_block):
             coords.append(
-                common.kv_page_coords(mBlockTable, batch, block * TILE_N + c * self.rows_per_copy, last_slot, self.page)
+                common.kv_page_coords(
+                    mBlockTable, batch, block * TILE_N + c * self.rows_per_copy, last_slot, self.page
+                )
             )
         for n in cutlass.range_constexpr(len(pieces)):
             bar = kv_bars + stage * PIECES + pieces[n]
@@ -631,7 +680,10 @@ class MlaDecodeV4(MlaDecodeV1):
             for c in cutlass.range_constexpr(self.copies_per_block):
                 tile_in_page, page = coords[c]
                 cute.copy(
-                    tma_kv, tKVgKV[(None, tile_in_page, pieces[n], page)], tKVsKV[(None, c, pieces[n], stage)], tma_bar_ptr=bar
+                    tma_kv,
+                    tKVgKV[(None, tile_in_page, pieces[n], page)],
+                    tKVsKV[(None, c, pieces[n], stage)],
+                    tma_bar_ptr=bar,
                 )
 
     # --8<-- [end:load_pieces]
@@ -639,7 +691,12 @@ class MlaDecodeV4(MlaDecodeV1):
     # --8<-- [start:combine]
     @cute.kernel
     def combine_pdl_kernel(
-        self, mOPart: cute.Tensor, mLsePart: cute.Tensor, mO: cute.Tensor, mLse: cute.Tensor, heads: cutlass.Int32
+        self,
+        mOPart: cute.Tensor,
+        mLsePart: cute.Tensor,
+        mO: cute.Tensor,
+        mLse: cute.Tensor,
+        heads: cutlass.Int32,
     ) -> None:
         """One warp per query row: merge the splits' partials by their LSE weights (v1's math), after
         ``griddepcontrol.wait`` -- this grid is launched with PDL and may start before the
