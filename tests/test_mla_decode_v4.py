@@ -1,9 +1,10 @@
 """``mla_decode_v4`` (FlashMLA's seesaw schedule in the CuTe DSL): on the CPU it compiles for sm_90a
 without spills, and its SASS has what the design depends on -- the exact WGMMA counts and wait
 depths (no wait ptxas added, none between the pieces of ``Q K^T``), one TMA box per 64-column
-piece, per-piece mbarrier waits, PDL only with a combine; the split rule keeps one wave; the piece
-refills cover every piece of each stage once per pair. On an H200 it matches the fp32 reference
-at odd block counts (the virtual block), every page size, splits, s_q = 2 and variable lengths.
+piece, per-piece mbarrier waits, PDL only with a combine; split shares are even and the grid one
+wave; the piece refills cover every piece of each stage once per pair. On an H200 it matches the
+fp32 reference at odd block counts (the virtual block), every page size, splits, s_q = 2 and
+variable lengths.
 
 A wrong barrier count would hang the GPU rather than fail: run the ``gpu`` tests under ``timeout``.
 """
@@ -122,21 +123,20 @@ def test_smem_is_q_and_two_stages() -> None:
     assert _compile(NO_SPLIT).dynamic_smem_bytes + DSL_STATIC_SMEM <= 227 * 1024
 
 
-def test_split_rule_keeps_one_wave() -> None:
-    from mla_var3.kernel.cute_python.mla.decode.v4.plan import one_wave_splits
-
-    assert one_wave_splits(batch=8, query_tiles=2, kv_blocks=128, sm_count=132) == 8  # v1: 9, 144 CTAs
-    assert one_wave_splits(batch=4, query_tiles=2, kv_blocks=128, sm_count=132) == 16
-    assert (
-        one_wave_splits(batch=128, query_tiles=1, kv_blocks=128, sm_count=132) == 1
-    )  # h_q = 16: v1 splits in 2
-    assert one_wave_splits(batch=1, query_tiles=2, kv_blocks=3, sm_count=132) == 3
+def test_split_shares_are_even_and_the_grid_one_wave() -> None:
+    """v1's rule (rounded down since session 3) keeps one wave; v4's even shares (pairs) may leave
+    the last splits empty, never a block unassigned."""
     plan = get_plan(NAME)()
+    assert plan.splits(mla_shape(b=8, t=8192)) == 8  # 128 CTAs; rounding up gave 9 (144, two waves)
     for b in (1, 4, 8, 128):
-        shape = mla_shape(b=b, t=8192)
-        assert b * 2 * plan.splits(shape) <= 132 or plan.splits(shape) == 1
+        assert b * 2 * plan.splits(mla_shape(b=b, t=8192)) <= 132 or plan.splits(mla_shape(b=b, t=8192)) == 1
     assert plan.static_shape(mla_shape(b=8, t=8192)) == {"page": 64, "split": 1}
     assert plan.static_shape(NO_SPLIT) == {"page": 64, "split": 0}
+    for kv_blocks, splits in ((128, 8), (16, 16), (15, 4), (1, 3), (7, 1)):
+        per_split = -(-kv_blocks // (2 * splits)) * 2  # MlaDecodeV4._kv_range
+        shares = [(s * per_split, min(s * per_split + per_split, kv_blocks)) for s in range(splits)]
+        assert sum(max(0, end - first) for first, end in shares) == kv_blocks
+        assert all((end - first) % 2 == 0 or end == kv_blocks for first, end in shares if end > first)
 
 
 def test_refills_cover_each_piece_once_per_pair() -> None:
