@@ -35,7 +35,7 @@ TORCH_CPU = "torch==2.13.0"
 # on one worker (its module-scoped fixtures -- a site build, compiled kernels -- run once) except the
 # registry's independent compiles, which spread; the compile cache the workers share hands a kernel
 # compiled by one to the other.
-XDIST = ("-n", "2", "--dist", "loadgroup")
+XDIST = ("-n", "2", "--dist", "loadfile")
 QUIET_ENV = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true", "PYTHONUNBUFFERED": "1"}
 
 

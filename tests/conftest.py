@@ -1,9 +1,9 @@
 """Shared test fixtures; GPU tests skip with the reason when no CUDA GPU is present.
 
-The suite runs on two workers (``nox -s tests``: pytest-xdist, ``--dist loadgroup``): each file's
-tests stay together on one worker (:data:`SPREAD` names the files whose tests are spread), and the
-compile cache is one folder for the run, shared by both workers, so a kernel one test compiled is
-read back by every other test that asks for the same binary.
+The suite runs on two workers (``nox -s tests``: pytest-xdist, ``--dist loadfile``): each file's
+tests stay together on one worker (:data:`SPREAD` names the files whose tests are spread; the scheduler
+is :func:`pytest_xdist_make_scheduler`'s), and the compile cache is one folder for the run, shared by
+both workers, so a kernel one test compiled is read back by every other test that asks for the same binary.
 """
 
 from __future__ import annotations
@@ -60,15 +60,31 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 # Files whose tests are independent compiles, spread over both workers; every other file's tests run
-# on one worker together (xdist_group by file), so its module-scoped fixtures run once.
+# on one worker together, so its module-scoped fixtures (a site build, compiled kernels) run once.
 SPREAD = frozenset({"test_registry_compile.py"})
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks (--dist loadgroup)
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent without xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` with the :data:`SPREAD` files' tests as work units of their own.
+
+    A scheduler, not ``xdist_group`` marks: pytest-xdist 3.8 renames a marked test's ``_nodeid``,
+    which pytest 9 no longer reads, so under ``--dist loadgroup`` every test was its own unit and a
+    file's module fixtures ran on both workers.
+    """
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if Path(path).name in SPREAD else path
+
+    return FileScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.name not in SPREAD:
-            item.add_marker(pytest.mark.xdist_group(item.path.name))
     if _has_gpu():
         return
     skip = pytest.mark.skip(reason="needs an NVIDIA GPU (none on this machine; run on the H200 via the device tool)")
