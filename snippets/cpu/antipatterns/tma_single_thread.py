@@ -86,7 +86,9 @@ def sass_excerpt(one_thread: bool) -> str:
     shown = []
     for line in disassemble(fn.artifacts.CUBIN).splitlines():
         instruction = line.split("*/", 1)[-1].strip().rstrip(" ;")
-        if line.lstrip().startswith("/*") and any(op in instruction for op in keep):
+        words = instruction.split()
+        opcode = (words[1] if words[0].startswith("@") else words[0]) if words else ""
+        if line.lstrip().startswith("/*") and opcode.startswith(keep):
             shown.append(instruction)
             if "UTMALDG" in instruction:
                 break

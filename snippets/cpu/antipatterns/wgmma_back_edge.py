@@ -20,6 +20,7 @@ from cutlass.cute.runtime import make_fake_compact_tensor
 from cutlass.memory import SmemAllocator
 from cutlass.tensor_utils import LayoutEnum
 
+from mla_var3.analysis.resources import resource_usage
 from mla_var3.knowledge.expected import expect
 from snippets.cpu.antipatterns.remarks import compile_with_remarks, numbered_remarks
 from snippets.cpu.dsl_tools import opcode_count, sass_counts
@@ -87,13 +88,16 @@ def launch(out: cute.Tensor, blocks: cutlass.Int32, wait: cutlass.Constexpr):
     look_ahead(out, blocks, wait).launch(grid=[1, 1, 1], block=[128, 1, 1])
 
 
-def wgmma_waits(wait: str) -> tuple[int, int, list[str]]:
-    """(``HGMMA``, ``WARPGROUP.DEPBAR``, ptxas's numbered remarks) of one form of the loop, for sm_90a."""
+def wgmma_waits(wait: str) -> tuple[int, int, str, list[str]]:
+    """(``HGMMA``, ``WARPGROUP.DEPBAR``, registers and local memory per thread, ptxas's numbered remarks)
+    of one form of the loop, for sm_90a."""
     out = make_fake_compact_tensor(cutlass.Float32, (128,), assumed_align=16)
     compiled, printed = compile_with_remarks(launch, out, cutlass.Int32(4), wait)
     sass = sass_counts(compiled)
     depbar = sum(n for mnemonic, n in sass.items() if mnemonic.startswith("WARPGROUP.DEPBAR"))
-    return opcode_count(sass, "HGMMA"), depbar, numbered_remarks(printed)
+    (resources,) = resource_usage(compiled.artifacts.CUBIN)
+    per_thread = f"{resources.registers} registers, {resources.local_bytes + resources.stack_bytes} B local"
+    return opcode_count(sass, "HGMMA"), depbar, per_thread, numbered_remarks(printed)
 
 
 LABELS = {
@@ -103,16 +107,16 @@ LABELS = {
 }
 
 
-@expect(prints="wait at the top of the next iteration: 8 HGMMA, 8 WARPGROUP.DEPBAR\n"
+@expect(prints="wait at the top of the next iteration: 8 HGMMA, 8 WARPGROUP.DEPBAR; 58 registers, 0 B local\n"
                "  ptxas C7517 wgmma.wait_group is injected by compiler to allow use of registers defined by GMMA\n"
                "  ptxas C7514 Potential Performance Loss: wgmma.mma_async instructions are serialized due to non"
                " wgmma instructions reading accumulator registers of a wgmma between start and end of the"
                " pipeline stage\n"
-               "wait in the same iteration: 8 HGMMA, 2 WARPGROUP.DEPBAR\n"
+               "wait in the same iteration: 8 HGMMA, 2 WARPGROUP.DEPBAR; 58 registers, 0 B local\n"
                "GEMM mainloop, wait_group(1): 8 HGMMA, 3 WARPGROUP.DEPBAR")  # fmt: skip
 def symptom() -> None:
     for wait in WAITS:
-        hgmma, depbar, remarks = wgmma_waits(wait)
-        print(f"{LABELS[wait]}: {hgmma} HGMMA, {depbar} WARPGROUP.DEPBAR")
+        hgmma, depbar, per_thread, remarks = wgmma_waits(wait)
+        print(f"{LABELS[wait]}: {hgmma} HGMMA, {depbar} WARPGROUP.DEPBAR; {per_thread}")
         for remark in remarks:
             print(f"  ptxas {remark}")
