@@ -25,7 +25,9 @@ from mla_var3.kernel.bench import COLD_L2, L2_MODES
 from mla_var3.kernel.workloads.mla import mla_shape
 
 GEMM_SHAPES = ("m8192-n8192-k8192", "m4096-n4096-k4096", "m8000-n8008-k8200", "m1024-n1024-k1024")
-MLA_DECODE_MEMBERS = ("flashmla_decode", "mla_decode_v0", "mla_decode_v1", "mla_decode_v2", "mla_decode_v3", "mla_decode_cutile")
+MLA_DECODE_MEMBERS = (
+    "flashmla_decode", "mla_decode_v0", "mla_decode_v1", "mla_decode_v2", "mla_decode_v3", "mla_decode_v4", "mla_decode_cutile",
+)  # fmt: skip
 FMHA_HOPPER_MEMBERS = ("fmha_hopper_v0", "fmha_hopper_v1", "fmha_hopper_v2", "fmha_hopper_v3")
 
 
