@@ -148,6 +148,18 @@ def module_restored_imports() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="session")
+def warm_python() -> Iterator[Any]:
+    """``python -m ...`` processes forked from one warm interpreter (:mod:`warm_python`, beside this file)."""
+    from warm_python import WarmPython
+
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", DISABLE_MKDOCS_2_WARNING="true")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    server = WarmPython(env)
+    yield server
+    server.close()
+
+
 @pytest.fixture
 def cli_error(capsys: pytest.CaptureFixture[str]) -> Callable[[list[str]], str]:
     """Run ``python -m mla_var3.kernel ARGS`` in this process (``main`` returns the exit code the

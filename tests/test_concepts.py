@@ -12,11 +12,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from warm_python import WarmPython
 
 from mla_var3.knowledge.build import KnowledgeBuild
 from mla_var3.knowledge.checks import lint_site
@@ -100,18 +100,18 @@ def _mini_site(tmp_path: Path, target: str) -> Path:
     return site
 
 
-def _build(site: Path) -> subprocess.CompletedProcess[str]:
+def _build(warm_python: WarmPython, site: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m mkdocs build --strict`` of the mini site (forked from the warm interpreter)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(FIXTURES), str(REPO)]),
            "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}  # fmt: skip
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site / "out")],
-                          cwd=site, env=env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    return warm_python.run(["mkdocs", "build", "--strict", "--site-dir", str(site / "out")], cwd=site, env=env, timeout=300)
 
 
-def test_the_strict_build_shows_a_held_error_and_stops_when_it_is_gone(tmp_path: Path) -> None:
-    good = _build(_mini_site(tmp_path / "good", "checked:still_raises"))
+def test_the_strict_build_shows_a_held_error_and_stops_when_it_is_gone(tmp_path: Path, warm_python: WarmPython) -> None:
+    good = _build(warm_python, _mini_site(tmp_path / "good", "checked:still_raises"))
     assert good.returncode == 0, good.stderr
     assert "code 42 is not" in (tmp_path / "good" / "mini" / "out" / "index.html").read_text()
-    gone = _build(_mini_site(tmp_path / "gone", "checked:error_gone"))
+    gone = _build(warm_python, _mini_site(tmp_path / "gone", "checked:error_gone"))
     assert gone.returncode != 0
     assert "checked snippet checked:error_gone no longer raises ValueError" in gone.stderr + gone.stdout
 

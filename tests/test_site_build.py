@@ -2,7 +2,9 @@
 build with a message that names the file (and the line where there is one).
 
 The fixture (``tests/fixtures/site``) is built with the repository's own ``mkdocs.yml`` and
-``hooks/``, so these tests exercise the real configuration.
+``hooks/``, so these tests exercise the real configuration. Each build and CLI run is its own
+``python -m`` process, forked from a warm interpreter (``tests/warm_python.py``) rather than started
+cold: the imports cost more than the fixture's build.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from warm_python import WarmPython
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "fixtures" / "site"
@@ -37,15 +40,24 @@ def run_env() -> dict[str, str]:
     return env
 
 
-def build(site: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict"],
-        cwd=site,
-        env={**run_env(), **env},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+PythonM = Callable[..., subprocess.CompletedProcess[str]]
+Build = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def python_m(warm_python: WarmPython) -> PythonM:
+    """``python -m ARGS`` in ``cwd`` (default: the repository) with :func:`run_env` plus ``env``."""
+
+    def run(*args: str, cwd: Path = REPO, **env: str) -> subprocess.CompletedProcess[str]:
+        return warm_python.run(list(args), cwd=cwd, env={**run_env(), **env}, timeout=300)
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def build(python_m: PythonM) -> Build:
+    """``mkdocs build --strict`` of a site copy, with extra environment variables."""
+    return lambda site, **env: python_m("mkdocs", "build", "--strict", cwd=site, **env)
 
 
 def edit(site: Path, rel: str, old: str, new: str) -> None:
@@ -65,7 +77,7 @@ def site(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+def built(tmp_path_factory: pytest.TempPathFactory, build: Build) -> tuple[Path, subprocess.CompletedProcess[str]]:
     """The fixture built once as it is (``nox -s docs``): the tests that only read the result share it."""
     site = make_site(tmp_path_factory.mktemp("built"))
     return site, build(site)
@@ -156,7 +168,7 @@ BROKEN = {
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
-def test_bad_input_fails_naming_file_and_line(site: Path, case: str) -> None:
+def test_bad_input_fails_naming_file_and_line(site: Path, case: str, build: Build) -> None:
     rel, old, new, message = BROKEN[case]
     edit(site, rel, old, new)
     needle = new.splitlines()[-1] if case != "missing section" else None
@@ -170,7 +182,7 @@ def test_bad_input_fails_naming_file_and_line(site: Path, case: str) -> None:
         assert f"{rel}:" in output, output
 
 
-def test_hl_re_spans_every_include_of_a_fence(site: Path) -> None:
+def test_hl_re_spans_every_include_of_a_fence(site: Path, build: Build) -> None:
     edit(site, ALPHA, '```python\n--8<-- "fixture_lab/kernel.py:loop"\n```',
          '```python hl_re="append"\n--8<-- "fixture_lab/kernel.py:loop"\n--8<-- "fixture_lab/kernel.py:loop"\n```')  # fmt: skip
     result = build(site)
@@ -180,14 +192,14 @@ def test_hl_re_spans_every_include_of_a_fence(site: Path) -> None:
     assert block[: block.index("</pre>")].count('class="hll"') == 2  # the matching line of each include
 
 
-def test_missing_closing_dashes_say_so(site: Path) -> None:
+def test_missing_closing_dashes_say_so(site: Path, build: Build) -> None:
     edit(site, ALPHA, "  - {group: fixture_group, config: n1024-bfloat16}\n---\n", "  - {group: fixture_group, config: n1024-bfloat16}\n")
     result = build(site)
     assert result.returncode != 0
     assert f"{ALPHA}:1: the front matter opened here has no closing '---' line" in result.stderr, result.stderr
 
 
-def test_broken_link_fails_through_mkdocs_validation(site: Path) -> None:
+def test_broken_link_fails_through_mkdocs_validation(site: Path, build: Build) -> None:
     edit(site, ALPHA, "See [Beta]", "See [Nothing](../nothing.md) [Beta]")
     result = build(site)
     output = result.stdout + result.stderr
@@ -196,7 +208,7 @@ def test_broken_link_fails_through_mkdocs_validation(site: Path) -> None:
 
 
 def test_claims_the_evidence_cannot_back_warn_in_docs_and_fail_in_publish(
-    built: tuple[Path, subprocess.CompletedProcess[str]], site: Path
+    built: tuple[Path, subprocess.CompletedProcess[str]], site: Path, build: Build
 ) -> None:
     built_site, docs = built  # nox -s docs
     line = line_of(built_site, ALPHA, '{{ compare("fixture_group", "n1024-bfloat16") }}')
@@ -211,7 +223,7 @@ def test_claims_the_evidence_cannot_back_warn_in_docs_and_fail_in_publish(
     assert where in publish.stderr, publish.stderr
 
 
-def test_broken_anchor_fails(site: Path) -> None:
+def test_broken_anchor_fails(site: Path, build: Build) -> None:
     edit(site, ALPHA, "beta.md#pitfalls", "beta.md#no-such-anchor")
     result = build(site)
     output = result.stdout + result.stderr
@@ -219,7 +231,7 @@ def test_broken_anchor_fails(site: Path) -> None:
     assert "knowledge/optimizations/alpha.md" in output and "#no-such-anchor" in output, output
 
 
-def test_duplicate_id_names_both_files(site: Path) -> None:
+def test_duplicate_id_names_both_files(site: Path, build: Build) -> None:
     twin = site / "docs/knowledge/optimizations/alpha-twin.md"
     twin.write_text((site / ALPHA).read_text())
     result = build(site)
@@ -228,7 +240,7 @@ def test_duplicate_id_names_both_files(site: Path) -> None:
     assert "docs/knowledge/optimizations/alpha.md:2: duplicate id 'alpha'" in result.stderr
 
 
-def test_failing_executable_snippet_names_page_and_block(site: Path) -> None:
+def test_failing_executable_snippet_names_page_and_block(site: Path, build: Build) -> None:
     edit(site, "snippets/cpu/tiny.py", '    rows = [f"| {n}', '    raise RuntimeError("snippet is broken")\n    rows = [f"| {n}')
     result = build(site)
     output = result.stdout + result.stderr
@@ -238,19 +250,16 @@ def test_failing_executable_snippet_names_page_and_block(site: Path) -> None:
     assert "snippet is broken" in output and "Aborted" in output
 
 
-def test_generated_path_must_not_be_committed(site: Path) -> None:
+def test_generated_path_must_not_be_committed(site: Path, build: Build) -> None:
     (site / "docs/knowledge/tags.md").write_text("# Tags by hand\n")
     result = build(site)
     assert result.returncode != 0
     assert "docs/knowledge/tags.md: this path is generated by the build; delete the file" in result.stderr
 
 
-def test_new_pattern_builds_at_once_with_links_and_backlinks(site: Path) -> None:
-    scaffold = subprocess.run(
-        [sys.executable, "-m", "mla_var3.knowledge", "--root", str(site), "new", "delta-pattern",
-         "--kind", "optimization", "--scope", "cute-dsl", "--title", "Delta pattern", "--tag", "swizzle"],
-        env=run_env(), capture_output=True, text=True, check=False,
-    )  # fmt: skip
+def test_new_pattern_builds_at_once_with_links_and_backlinks(site: Path, build: Build, python_m: PythonM) -> None:
+    scaffold = python_m("mla_var3.knowledge", "--root", str(site), "new", "delta-pattern", "--kind", "optimization",
+                        "--scope", "cute-dsl", "--title", "Delta pattern", "--tag", "swizzle")  # fmt: skip
     assert scaffold.returncode == 0, scaffold.stderr
     page = site / "docs/knowledge/languages/cute-dsl/optimizations/delta-pattern.md"
     assert page.is_file()
@@ -265,29 +274,24 @@ def test_new_pattern_builds_at_once_with_links_and_backlinks(site: Path) -> None
     assert "Alpha pattern" in delta[delta.index('id="referenced-by"') :]
 
 
-def test_new_pattern_refuses_a_taken_id(site: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "mla_var3.knowledge", "--root", str(site), "new", "alpha", "--kind", "anti-pattern", "--scope", "shared"],
-        env=run_env(), capture_output=True, text=True, check=False,
-    )  # fmt: skip
+def test_new_pattern_refuses_a_taken_id(site: Path, python_m: PythonM) -> None:
+    result = python_m("mla_var3.knowledge", "--root", str(site), "new", "alpha", "--kind", "anti-pattern", "--scope", "shared")
     assert result.returncode == 2
     assert "id 'alpha' is taken by docs/knowledge/optimizations/alpha.md" in result.stderr
     assert "Traceback" not in result.stderr
 
 
-def test_lint_cli_reports_the_same_problems(site: Path) -> None:
-    ok = subprocess.run([sys.executable, "-m", "mla_var3.knowledge", "--root", str(site), "lint"],
-                        env=run_env(), capture_output=True, text=True, check=False)  # fmt: skip
+def test_lint_cli_reports_the_same_problems(site: Path, python_m: PythonM) -> None:
+    ok = python_m("mla_var3.knowledge", "--root", str(site), "lint")
     assert ok.returncode == 0, ok.stderr
     assert "pages OK" in ok.stdout
     edit(site, ALPHA, "related: [beta]", "related: [nobody]")
-    bad = subprocess.run([sys.executable, "-m", "mla_var3.knowledge", "--root", str(site), "lint"],
-                         env=run_env(), capture_output=True, text=True, check=False)  # fmt: skip
+    bad = python_m("mla_var3.knowledge", "--root", str(site), "lint")
     assert bad.returncode == 1
     assert f"{ALPHA}:{line_of(site, ALPHA, 'related:')}: unknown related id 'nobody'" in bad.stderr
 
 
-def test_evidence_renderer_failure_names_page_and_line(site: Path) -> None:
+def test_evidence_renderer_failure_names_page_and_line(site: Path, build: Build) -> None:
     # A wiring file whose evidence renderer fails, as a malformed record would.
     hook = site / "hooks" / "evidence.py"
     text = hook.read_text()
