@@ -220,10 +220,12 @@ def test_reference_is_the_product_of_the_dequantized_inputs() -> None:
 
 
 def test_cublas_plan_computes_the_workload_on_the_cpu() -> None:
-    # torch._scaled_mm has a CPU path: the plan's call (b.T, scales as 0-dim views, out=) is exercised here.
+    # torch._scaled_mm has a CPU path: the plan's call (b.T, a scale tensor each, out=) is exercised here.
+    from mla_var3.kernel.torch_ref.gemm.cublas.fp8.plan import with_separate_scales
+
     plan = CublasGemmFp8Plan()
     shape = {"m": 33, "n": 48, "k": 64}
-    inputs = _cpu_inputs(33, 48, 64)
+    inputs = with_separate_scales(_cpu_inputs(33, 48, 64))
     outputs = {"c": plan.allocate_outputs(inputs, shape)["c"].fill_(float("nan"))}
     kernel = plan.plan(plan.default_config())
     kernel.launch(kernel.compile(shape, Arch.parse("sm_90")), inputs, outputs)

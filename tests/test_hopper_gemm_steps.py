@@ -48,6 +48,13 @@ def test_every_step_is_wgmma_fed_by_tma_without_spills(name: str) -> None:
     assert "LDL" not in ops and "STL" not in ops, "register spills"
 
 
+@pytest.mark.parametrize("name", [*STEPS, "hopper_gemm_v4_fused"])
+def test_every_step_issues_its_tma_loads_from_a_whole_warp(name: str) -> None:
+    # A TMA copy issued under `if tidx == 0` puts WARPSYNC.ALL before the DSL's elect.sync: lane 0
+    # waits there for 31 lanes that never come, and the kernel hangs (v0 did, on the H200).
+    assert _ops(name).get("WARPSYNC", 0) == 0
+
+
 def test_v0_one_barrier_one_warpgroup_direct_stores() -> None:
     ops = _ops("hopper_gemm_v0")
     # init, arrive.expect_tx and the try-wait loop of its one mbarrier: a handful of SYNCS.

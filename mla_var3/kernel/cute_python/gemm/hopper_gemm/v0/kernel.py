@@ -173,8 +173,12 @@ class HopperGemmV0:
         acc.fill(0.0)
 
         # --8<-- [start:single_stage_loop]
-        # One mbarrier: thread 0 arms it with the bytes both loads will write (expect_tx) and
-        # issues them; the TMA unit completes the barrier's phase when the bytes have landed.
+        # One mbarrier: one lane of warp 0 arms it with the bytes both loads will write
+        # (expect_tx) and warp 0 issues them; the TMA unit completes the barrier's phase when the
+        # bytes have landed. The whole warp enters the branch: the DSL issues a TMA copy under
+        # elect.sync, which needs every lane of the warp (from one thread, the load never starts
+        # and every thread waits on the barrier forever).
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         full = storage.ab_barriers.data_ptr()
         if tidx == 0:
             cute.arch.mbarrier_init(full, 1)
@@ -183,8 +187,9 @@ class HopperGemmV0:
         stage_bytes = (tile_m + tile_n) * tile_k * sA.element_type.width // 8
         phase = cutlass.Int32(0)
         for k in cutlass.range(cute.size(tAgA, mode=[2]), unroll=1):
-            if tidx == 0:
-                cute.arch.mbarrier_arrive_and_expect_tx(full, stage_bytes)
+            if warp == 0:
+                with cute.arch.elect_one():
+                    cute.arch.mbarrier_arrive_and_expect_tx(full, stage_bytes)
                 cute.copy(tma_a, tAgA[(None, m_tile, k)], tAsA[(None, 0)], tma_bar_ptr=full)
                 cute.copy(tma_b, tBgB[(None, n_tile, k)], tBsB[(None, 0)], tma_bar_ptr=full)
             cute.arch.mbarrier_wait(full, phase)

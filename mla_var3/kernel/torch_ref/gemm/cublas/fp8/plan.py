@@ -13,19 +13,18 @@ from functools import partial
 
 from mla_var3.kernel.backends import TorchKernel
 from mla_var3.kernel.cute_python.gemm.fp8_gemm.workload import Fp8GemmPlanBase
-from mla_var3.kernel.plan import Config, Tensors
+from mla_var3.kernel.plan import Config, Shape, Tensors
 
 
 def scaled_mm(inputs: Tensors, outputs: Tensors, fast_accum: bool) -> None:
     """C = s_a s_b (A @ B^T) into the preallocated bf16 C (no allocation inside the timed region)."""
     import torch
 
-    scales = inputs["scales"]
     torch._scaled_mm(
         inputs["a"],
         inputs["b"].T,
-        scale_a=scales[0],
-        scale_b=scales[1],
+        scale_a=inputs["scale_a"],
+        scale_b=inputs["scale_b"],
         out_dtype=torch.bfloat16,
         use_fast_accum=fast_accum,
         out=outputs["c"],
@@ -46,5 +45,16 @@ class CublasGemmFp8Plan(Fp8GemmPlanBase):
     def plan(self, config: Config) -> TorchKernel:
         return TorchKernel(fn=partial(scaled_mm, fast_accum=config["fast_accum"]))
 
+    def prepare_inputs(self, shape: Shape) -> Tensors:
+        """The workload's inputs plus each scale in a tensor of its own. On the H200 (torch 2.11,
+        CUDA 13) cuBLASLt refused the views ``scales[0]``/``scales[1]`` (CUBLAS_STATUS_NOT_SUPPORTED
+        at every shape); the second one starts 4 bytes into its storage."""
+        return with_separate_scales(super().prepare_inputs(shape))
 
-__all__ = ["CublasGemmFp8Plan", "scaled_mm"]
+
+def with_separate_scales(inputs: Tensors) -> Tensors:
+    """``inputs`` plus ``scale_a`` and ``scale_b``: copies of ``scales[0]`` and ``scales[1]``."""
+    return {**inputs, "scale_a": inputs["scales"][0].clone(), "scale_b": inputs["scales"][1].clone()}
+
+
+__all__ = ["CublasGemmFp8Plan", "scaled_mm", "with_separate_scales"]
