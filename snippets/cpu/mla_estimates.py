@@ -34,10 +34,20 @@ SMS = COMPILE_SM_COUNT  # 132: device.sm_count of our H200's run records
 ELEM_BYTES = 2  # bf16
 
 # The serial chain of each variant: "serial" = load, then MMA; "overlapped" = the ring hides one of them.
-# v4 is the next step the devlog proposes, not code yet: v2 with the two query tiles of a sequence in a
-# 2-CTA cluster, each CTA loading half of every KV block and multicasting it to both.
-SCHEDULE = {"v0": "serial", "v1": "serial", "v2": "overlapped", "v3": "serial", "v4": "overlapped"}
-MULTICAST = {"v4": 2}  # CTAs that share one KV block load
+# v4 (FlashMLA's seesaw schedule, per-piece barriers, PDL combine) is "overlapped" like v2: the model has
+# no term for the softmax or the barriers it changes. v5 is the next step the devlog proposes, not code
+# yet: the two query tiles of a sequence in a 2-CTA cluster, each CTA loading half of every KV block and
+# multicasting it to both.
+SCHEDULE = {
+    "v0": "serial",
+    "v1": "serial",
+    "v2": "overlapped",
+    "v3": "serial",
+    "v4": "overlapped",
+    "v5": "overlapped",
+}
+MULTICAST = {"v5": 2}  # CTAs that share one KV block load
+EVEN_SHARES = ("v4", "v5")  # split shares rounded up to whole pairs of blocks (v4's _kv_range)
 
 
 def _us(seconds: float) -> str:
@@ -78,6 +88,8 @@ def _grid(variant: str, b: int, s: int, t: int, h: int) -> tuple[int, int, int]:
     kv_blocks = math.ceil(t / TILE_N)
     splits = 1 if variant == "v0" else default_splits(b, query_tiles, kv_blocks, SMS)  # v1's host rule
     per_split = math.ceil(kv_blocks / splits)
+    if variant in EVEN_SHARES:
+        per_split += per_split % 2
     working = math.ceil(kv_blocks / per_split)  # a split past the last block gets none
     return splits, b * query_tiles * working, per_split
 
@@ -110,7 +122,7 @@ def variant_seconds(variant: str, b: int, s: int, t: int, h: int) -> float:
 
 
 def variant_time(variant: str, b: int = 128, s: int = 1, t: int = 8192, h: int = 128) -> str:
-    """The model's time of one of our CuTe DSL variants (``"v0"`` .. ``"v3"``, or the planned ``"v4"``)."""
+    """The model's time of one of our CuTe DSL variants (``"v0"`` .. ``"v4"``, or the planned ``"v5"``)."""
     return _us(variant_seconds(variant, b, s, t, h))
 
 
@@ -118,6 +130,17 @@ def block_times() -> str:
     """One KV block's load and MMA time for one CTA, as the model counts them."""
     load, mma = _block_times()
     return f"load {load * 1e6:.2f} µs, MMA {mma * 1e6:.2f} µs per 64-row block and CTA"
+
+
+def multicast_block_times(ctas: int = 2) -> str:
+    """One KV block's load and MMA time for one CTA when ``ctas`` CTAs of a cluster each load a share
+    of the block and multicast it to all (v5): the load shrinks, the MMA does not."""
+    load, mma = _block_times()
+    longer = "the MMA" if mma > load / ctas else "the load"
+    return (
+        f"load {load / ctas * 1e6:.2f} µs (1/{ctas} of a block), MMA {mma * 1e6:.2f} µs per 64-row block "
+        f"and CTA: {longer} is the longer half"
+    )
 
 
 def double_read_floor(b: int = 128, s: int = 1, t: int = 8192, h: int = 128) -> str:
@@ -151,17 +174,15 @@ def cutile_split_grid(b: int = 4, s: int = 1, t: int = 8192, h: int = 128, tile_
 
 
 def split_rounding(b: int = 8, s: int = 1, t: int = 8192, h: int = 128) -> str:
-    """v1's rule rounds the split count up (``ceil(SMs / tiles)``); rounding down keeps the grid in one wave.
-
-    Both as the model's v2 time, so a page can show what the rounding costs at this shape.
-    """
+    """Rounding the split count up (``ceil(SMs / tiles)``, v1's first rule) against down (``SMs // tiles``,
+    ``default_splits`` today), both as the model's v2 time: what the rounding costs at this shape."""
     tiles = b * math.ceil(s * h / TILE_M)
     kv_blocks = math.ceil(t / TILE_N)
     load, _ = _block_times()  # v2 hides the MMA behind the load at these shapes
     rows = []
     for name, splits in (
-        ("up", default_splits(b, tiles // b, kv_blocks, SMS)),
-        ("down", max(1, SMS // tiles)),
+        ("up", 1 if tiles >= SMS else min(kv_blocks, math.ceil(SMS / tiles))),
+        ("down", default_splits(b, tiles // b, kv_blocks, SMS)),
     ):
         per_split = math.ceil(kv_blocks / splits)
         ctas = tiles * math.ceil(kv_blocks / per_split)
