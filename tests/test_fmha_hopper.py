@@ -172,6 +172,29 @@ def test_causal_walk_skips_the_upper_triangle() -> None:
             assert len(steps) == 64 * 64 and not any(masked for *_, masked in steps)
 
 
+_FLAT = re.compile(r"\((-?\d+(?:,-?\d+)*)\):\(((?:0|\d+@\d+)(?:,(?:0|\d+@\d+))*)\)|(\d+):(0|\d+@\d+)")
+
+
+def _coordinates(iterator: str, layout: str) -> list[tuple[int, ...]]:
+    """The coordinates of a partition of an identity tensor, in element order, from its printed
+    iterator (``(row, col)``) and its coalesced layout (``(2,2,22):(1@1,8@0,8@1)``: strides along a
+    coordinate mode, ``k@mode``): element ``i`` is the iterator plus the layout at ``i``."""
+    base = [int(x) for x in iterator.strip("()").split(",")]
+    match = _FLAT.fullmatch(layout)
+    assert match, f"not a flat static layout: {layout}"
+    shape_text, stride_text = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
+    shape = [int(x) for x in shape_text.split(",")]
+    strides = [(0, 0) if d == "0" else tuple(int(x) for x in d.split("@")) for d in stride_text.split(",")]
+    points = []
+    for i in range(int(np.prod(shape))):
+        coord = list(base)
+        for extent, (step, mode) in zip(shape, strides, strict=True):
+            i, index = divmod(i, extent)
+            coord[mode] += step * index
+        points.append(tuple(coord))
+    return points
+
+
 @pytest.mark.filterwarnings("ignore:This static loop has 128 iterations")
 @pytest.mark.parametrize("tile_n", [128, 176])
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
@@ -179,7 +202,11 @@ def test_p_operand_is_the_accumulator_in_place(
     tile_n: int, dtype: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every thread's QK^T accumulator values and its PV A-operand values are the same (row, key)
-    pairs in the same order, so ``probs_to_operand`` is a cast, not a shuffle."""
+    pairs in the same order, so ``probs_to_operand`` is a cast, not a shuffle.
+
+    Per thread, both partitions of an identity tensor have the same iterator and the same coalesced
+    (static) layout, so element ``i`` of both is the same coordinate for every ``i``; the layouts,
+    read in Python, cover the tile once, and they read as the DSL's own element reads do (two threads)."""
     import cutlass
     import cutlass.cute as cute
     from cutlass.cutlass_dsl import CuTeDSL
@@ -187,8 +214,8 @@ def test_p_operand_is_the_accumulator_in_place(
     from mla_var3.kernel.cute_python.attention.fmha.common import TILE_M, make_tiled_mmas
     from mla_var3.kernel.tensors import cute_dtype
 
-    acc: list[list] = []
-    operand: list[list] = []
+    partitions: list[tuple[str, str, str, str]] = []  # per thread: C iterator, C layout, A iterator, A layout
+    read: dict[int, tuple[list, list]] = {}  # the DSL's element reads of two threads' partitions
 
     @cute.jit
     def probe() -> None:
@@ -197,12 +224,20 @@ def test_p_operand_is_the_accumulator_in_place(
         for tidx in cutlass.range_constexpr(128):
             c = qk.get_slice(tidx).partition_C(ident)
             a = pv.get_slice(tidx).partition_A(ident)
-            acc.append([c[i] for i in range(cute.size(c))])
-            operand.append([a[i] for i in range(cute.size(a))])
+            partitions.append(
+                (str(c.iterator), str(cute.coalesce(c.layout)), str(a.iterator), str(cute.coalesce(a.layout)))
+            )
+            if cutlass.const_expr(tidx in (0, 127)):
+                read[tidx] = ([c[i] for i in range(cute.size(c))], [a[i] for i in range(cute.size(a))])
 
     monkeypatch.setattr(CuTeDSL._get_dsl().envar, "arch", "sm_90a")  # WGMMA atoms are sm_90a-only
     probe()
-    assert acc == operand and len({x for thread in acc for x in thread}) == TILE_M * tile_n
+    for tidx, (c_iter, c_layout, a_iter, a_layout) in enumerate(partitions):
+        assert (a_iter, a_layout) == (c_iter, c_layout), f"thread {tidx}: A {a_iter} o {a_layout}, C {c_iter} o {c_layout}"
+    coords = [_coordinates(iterator, layout) for iterator, layout, _, _ in partitions]
+    for tidx, (acc, operand) in read.items():
+        assert [tuple(x) for x in acc] == coords[tidx] == [tuple(x) for x in operand], f"thread {tidx}"
+    assert len({x for thread in coords for x in thread}) == TILE_M * tile_n == sum(map(len, coords))
 
 
 def test_shape_rules() -> None:
