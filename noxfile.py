@@ -31,10 +31,10 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["lint", "tests"]
 
 TORCH_CPU = "torch==2.13.0"
-# Two pytest-xdist workers, one per core of the CPU machine. tests/conftest.py groups each file's tests
-# on one worker (its module-scoped fixtures -- a site build, compiled kernels -- run once) except the
-# registry's independent compiles, which spread; the compile cache the workers share hands a kernel
-# compiled by one to the other.
+# Two pytest-xdist workers, one per core of the CPU machine. tests/conftest.py's scheduler keeps each
+# file's tests on one worker (its module-scoped fixtures -- a site build, compiled kernels -- run once),
+# the slowest files first, except the registry's independent compiles, which spread; the compile cache
+# the workers share hands a kernel compiled by one to the other.
 XDIST = ("-n", "2", "--dist", "loadfile")
 QUIET_ENV = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true", "PYTHONUNBUFFERED": "1"}
 

@@ -49,6 +49,8 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("CUTE_DSL_CACHE_DIR", os.path.join(shared, getpass.getuser(), "cutlass_python_cache"))
     folder = tempfile.mkdtemp(prefix=f"mv3-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-", dir=shared)
     config.stash[_PRIVATE_TMP] = folder
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # the controller, or a run without workers
+        config.pluginmanager.register(FileSeconds(config), "mla_var3-file-seconds")
     os.environ["TMPDIR"] = folder  # inherited by subprocesses (site builds, verify's children)
     tempfile.tempdir = folder
 
@@ -62,11 +64,16 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 # Files whose tests are independent compiles, spread over both workers; every other file's tests run
 # on one worker together, so its module-scoped fixtures (a site build, compiled kernels) run once.
 SPREAD = frozenset({"test_registry_compile.py"})
+# Run first even before any run has timed it: the browser test builds the whole site (~40 s on one core).
+HEAVY = ("test_browser.py",)
+# Each test file's seconds (setup, call, teardown) in the last run that ran it, in pytest's cache.
+FILE_SECONDS = "mla_var3/file_seconds"
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent without xdist
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadfile`` with the :data:`SPREAD` files' tests as work units of their own.
+    """``--dist loadfile`` with the :data:`SPREAD` files' tests as work units of their own, handed out
+    in collection order (longest first: :func:`pytest_collection_modifyitems`).
 
     A scheduler, not ``xdist_group`` marks: pytest-xdist 3.8 renames a marked test's ``_nodeid``,
     which pytest 9 no longer reads, so under ``--dist loadgroup`` every test was its own unit and a
@@ -81,16 +88,53 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             path = nodeid.split("::", 1)[0]
             return nodeid if Path(path).name in SPREAD else path
 
+    config.option.loadscopereorder = False  # xdist would order the files by their number of tests
     return FileScheduling(config, log)
 
 
+def _file_order(config: pytest.Config) -> Callable[[pytest.Item], tuple[int, float]]:
+    """Sort key of a test file: :data:`HEAVY` first, then files no run has timed yet, then the others,
+    slowest first (so the last file to start is a short one), the :data:`SPREAD` files' tests last."""
+    seconds: dict[str, float] = config.cache.get(FILE_SECONDS, {}) if config.cache else {}
+
+    def key(item: pytest.Item) -> tuple[int, float]:
+        name = item.path.name
+        if name in SPREAD:
+            return (3, 0.0)
+        if name in HEAVY:
+            return (0, 0.0)
+        return (1, 0.0) if name not in seconds else (2, -seconds[name])
+
+    return key
+
+
+@pytest.hookimpl(trylast=True)  # after pytest groups the tests by their fixtures
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=_file_order(config))  # stable: each file's tests keep their order
     if _has_gpu():
         return
     skip = pytest.mark.skip(reason="needs an NVIDIA GPU (none on this machine; run on the H200 via the device tool)")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+class FileSeconds:
+    """Adds up each test file's seconds (on the xdist controller, from every worker's reports) and keeps
+    them in pytest's cache for the next run's order; files this run did not run keep theirs."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.seconds: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        name = Path(report.nodeid.split("::", 1)[0]).name
+        self.seconds[name] = self.seconds.get(name, 0.0) + report.duration
+
+    def pytest_sessionfinish(self) -> None:
+        cache = self.config.cache
+        if self.seconds and cache is not None:
+            cache.set(FILE_SECONDS, cache.get(FILE_SECONDS, {}) | self.seconds)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
