@@ -95,7 +95,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 def _file_order(config: pytest.Config) -> Callable[[pytest.Item], tuple[int, float]]:
     """Sort key of a test file: :data:`HEAVY` first, then files no run has timed yet, then the others,
     slowest first (so the last file to start is a short one), the :data:`SPREAD` files' tests last."""
-    seconds: dict[str, float] = config.cache.get(FILE_SECONDS, {}) if config.cache else {}
+    cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider
+    seconds: dict[str, float] = cache.get(FILE_SECONDS, {}) if cache is not None else {}
 
     def key(item: pytest.Item) -> tuple[int, float]:
         name = item.path.name
@@ -132,7 +133,7 @@ class FileSeconds:
         self.seconds[name] = self.seconds.get(name, 0.0) + report.duration
 
     def pytest_sessionfinish(self) -> None:
-        cache = self.config.cache
+        cache = getattr(self.config, "cache", None)
         if self.seconds and cache is not None:
             cache.set(FILE_SECONDS, cache.get(FILE_SECONDS, {}) | self.seconds)
 
