@@ -196,6 +196,14 @@ def test_no_false_stale_without_a_cutlass_checkout(tmp_path: Path, monkeypatch: 
 # --- the runner --------------------------------------------------------------------------------
 
 
+def test_a_compile_of_a_kernel_our_gpu_runs_is_reported_compile_only(fake_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mla_var3.evidence import verify as verify_mod
+
+    monkeypatch.setattr(verify_mod, "runnable_here", lambda kernel: True)  # as for an sm_90a kernel
+    (outcome,) = verify([Target("fake_good", "n8-float32", ["p.md"])], force=True, only="fake_good/*", timeout=60)
+    assert outcome.status == "compile-only" and "run it on a GPU" in outcome.reason
+
+
 def test_runner_survives_raise_hang_and_segfault(fake_env: Path) -> None:
     targets = [Target(k, "n8-float32", ["p.md"]) for k in ("fake_good", "fake_raises", "fake_segfaults", "no_such")]
     outcomes = {o.subject.split("/")[0]: o for o in verify(targets, timeout=60)}

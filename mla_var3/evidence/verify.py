@@ -35,7 +35,7 @@ from mla_var3.evidence.provenance import (
     upstream_of,
     versions,
 )
-from mla_var3.evidence.status import group_staleness, record_staleness
+from mla_var3.evidence.status import group_staleness, record_staleness, runnable_here
 from mla_var3.evidence.store import (
     evidence_dir,
     group_records_for,
@@ -58,7 +58,7 @@ from mla_var3.profile.process import Completed, run_tool
 @dataclass
 class Outcome:
     subject: str  # kernel/config or groups/<group>/<config>
-    status: str  # run-verified | compile-verified | fresh | failed | skipped | profiled
+    status: str  # run-verified | compile-verified | compile-only | fresh | failed | skipped | profiled
     reason: str
     seconds: float = 0.0
     path: str | None = None  # the record written, or found fresh
@@ -133,8 +133,11 @@ def verify_one(target: Target, gpu: GpuInfo | None, force: bool, timeout: float,
     seconds = time.perf_counter() - start
     if not record.passed:
         return Outcome(target.label, "failed", "correctness check failed (record written)", seconds, str(written))
-    status = "run-verified" if record.mode == "run" else "compile-verified"
-    return Outcome(target.label, status, f"on {record.device.name or record.arch}", seconds, str(written))
+    if record.mode == "run":
+        return Outcome(target.label, "run-verified", f"on {record.device.name}", seconds, str(written))
+    if runnable_here(target.kernel):  # the page's rule: a compile of a kernel our H200 runs is not yet verified
+        return Outcome(target.label, "compile-only", f"on {record.arch}; run it on a GPU of its arch", seconds, str(written))
+    return Outcome(target.label, "compile-verified", f"on {record.arch}", seconds, str(written))
 
 
 def verify_group(
