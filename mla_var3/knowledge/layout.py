@@ -24,7 +24,8 @@ CATALOG_SHARED = "knowledge/optimization-catalog.md"
 CATALOG_CUTE_DSL = "knowledge/optimization-catalog-cute-dsl.md"
 TAG_INDEX = "knowledge/tags.md"
 PATTERN_GRAPH = "knowledge/pattern-graph.md"
-GENERATED = (CATALOG_SHARED, CATALOG_CUTE_DSL, TAG_INDEX, PATTERN_GRAPH)
+RESULTS = "knowledge/results.md"  # every comparison group's tables (mla_var3.knowledge.results)
+GENERATED = (CATALOG_SHARED, CATALOG_CUTE_DSL, TAG_INDEX, PATTERN_GRAPH, RESULTS)
 
 
 def folder_for(kind: str, scope: str) -> str:

@@ -13,7 +13,7 @@ NavItem = str | dict[str, Any]
 
 def build_nav(site: Site) -> list[NavItem]:
     """Home, free-form top-level pages, learning paths, concepts (in their index's reading order), knowledge
-    (catalogs, patterns, CuTe DSL), notes, devlogs, then the contributor guides."""
+    (catalogs, measured results, patterns, CuTe DSL), notes, devlogs, then the contributor guides."""
     placed: set[str] = set()
 
     def entry(page: Page) -> NavItem:
@@ -46,6 +46,7 @@ def build_nav(site: Site) -> list[NavItem]:
         {"CuTe DSL catalog": layout.CATALOG_CUTE_DSL},
         {"Tags": layout.TAG_INDEX},
         {"Pattern graph": layout.PATTERN_GRAPH},
+        {"Measured results": layout.RESULTS},
     ]
     knowledge += section("Optimizations", layout.PATTERN_FOLDERS[("optimization", "shared")])
     knowledge += section("Anti-patterns", layout.PATTERN_FOLDERS[("anti-pattern", "shared")])
