@@ -88,7 +88,7 @@ def test_a_group_record_shows_its_table_and_the_pages_citing_it(
     build, pages = generated(fixture_root, monkeypatch)
     assert set(layout.GENERATED) == set(pages)  # the catalogs, tags and graph are still written
     page = pages[layout.RESULTS]
-    assert "(2 groups, 2 shapes; 1 shapes have a record)" in page
+    assert "(2 groups, 2 shapes, 1 of them with a record)" in page
     pair = section(page, "fake_pair")
     assert "two fake kernels." in pair and "Members: `fake_good` (reference), `fake_raises`." in pair
     assert "Cited by: [Alpha pattern](optimizations/alpha.md)." in pair
@@ -130,7 +130,7 @@ def test_a_stale_record_is_shown_marked(fixture_root: Path, fake_env: Path, monk
 def test_the_real_build_lists_every_declared_group(monkeypatch: pytest.MonkeyPatch) -> None:
     build, pages = generated(REPO, monkeypatch)
     page = pages[layout.RESULTS]
-    assert f"({len(GROUPS)} groups, {sum(len(g.shapes) for g in GROUPS)} shapes;" in page
+    assert f"({len(GROUPS)} groups, {sum(len(g.shapes) for g in GROUPS)} shapes," in page
     for group in GROUPS:
         part = section(page, group.name)
         for config in group.shapes:

@@ -71,8 +71,8 @@ def results_page(
     out = [
         "# Measured results",
         "",
-        f"Every comparison group declared in this repository ({len(groups)} groups, {shapes} shapes; {run} shapes "
-        "have a record), each shape's members timed in one process on one GPU, interleaved in rounds. "
+        f"Every comparison group declared in this repository ({len(groups)} groups, {shapes} shapes, {run} of them "
+        "with a record), each shape's members timed in one process on one GPU, interleaved in rounds. "
         f"{how}the difference column is each member's speedup over the group's reference, with its interval "
         "and verdict. Pages cite these tables with `compare()` and `speedup()`; a table marked stale or failed "
         "here is marked the same way on every page that cites it.",
