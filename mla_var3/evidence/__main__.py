@@ -53,7 +53,7 @@ def parser() -> argparse.ArgumentParser:
     i.add_argument("--replace", action="store_true", help="overwrite newer records and drop sections the archive lacks")
     g = sub.add_parser("gate", help="fail on missing, failing, stale or compile-only evidence and unbacked claims")
     g.add_argument("--docs", type=Path, default=REPO_ROOT / "docs")
-    sub.add_parser("migrate", help="upgrade schema-1 records in place (run records then show as stale)")
+    sub.add_parser("migrate", help="upgrade schema-1 records (run records then show as stale) and schema-2 group records in place")
     rk = sub.add_parser("run-kernel", help=argparse.SUPPRESS)
     rk.add_argument("kernel")
     rk.add_argument("config")

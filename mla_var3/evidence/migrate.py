@@ -10,6 +10,10 @@
   them again gives the same picture) and the trace path on the measuring machine goes, as does
   the compile cache path; tool commands keep file names only;
 - ``harness_hash`` stays unknown (``None``): such run records show as stale until re-verified.
+
+Schema-2 group records become schema 3 (:func:`upgrade_group`): each round keeps each member's
+median launch time in place of every launch's time (what the paired speedup was computed from;
+the speedups, timings and clock samples stay as they are, so such a record stays fresh).
 """
 
 from __future__ import annotations
@@ -18,10 +22,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mla_var3.evidence.model import SCHEMA_VERSION, record_from_json, scrub_paths
+from mla_var3.evidence.model import (
+    GROUP_SCHEMA_VERSION,
+    SCHEMA_VERSION,
+    GroupRecord,
+    GroupRound,
+    RoundSummary,
+    record_from_json,
+    scrub_paths,
+)
 from mla_var3.evidence.provenance import section_from_profile
 from mla_var3.evidence.store import record_files, save
-from mla_var3.evidence.typed import EvidenceError, dump
+from mla_var3.evidence.typed import EvidenceError, dump, parse
 from mla_var3.profile.roofline import COMPUTE, MEMORY
 
 
@@ -57,12 +69,23 @@ def upgrade(old: dict[str, Any], where: str) -> dict[str, Any]:
     return scrub_paths(new)
 
 
+def upgrade_group(old: dict[str, Any], where: str) -> dict[str, Any]:
+    """The schema-3 form of a schema-2 group record: per-round medians instead of per-launch times."""
+    if old.get("schema_version") != 2 or "group" not in old:
+        raise EvidenceError(f"{where}: not a schema-2 group record; nothing to migrate")
+    rounds = [dump(RoundSummary.of(parse(GroupRound, r, f"{where} rounds[{i}]"))) for i, r in enumerate(old["rounds"])]
+    return {**old, "schema_version": GROUP_SCHEMA_VERSION, "rounds": rounds}
+
+
 def migrate(base: Path | None = None) -> list[Path]:
-    """Upgrade every schema-1 record under the evidence folder; returns the files rewritten."""
+    """Upgrade every schema-1 record and schema-2 group record under the evidence folder; returns
+    the files rewritten."""
     done = []
     for path in record_files(base):
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("schema_version") == 1:
             record = record_from_json(upgrade(data, str(path)), str(path))
             done.append(save(record, base))
+        elif data.get("schema_version") == 2 and "group" in data:
+            done.append(save(parse(GroupRecord, upgrade_group(data, str(path)), str(path)), base))
     return done

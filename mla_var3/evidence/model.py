@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import statistics
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -38,6 +39,8 @@ from mla_var3.profile.sanitizer import SanitizerResult
 from mla_var3.profile.timeline import Timeline, TmaOverlap
 
 SCHEMA_VERSION = 2
+# Group records: 3 stores each round's per-member median (RoundSummary), not every launch's time.
+GROUP_SCHEMA_VERSION = 3
 GROUPS_DIR = "groups"
 DEVICE_SLUG = re.compile(r"^(nvidia-[a-z0-9]+(-[a-z0-9]+)*|compile-sm_\d+[a-z]?)$")
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -321,6 +324,23 @@ class GroupRound:
 
 
 @dataclass(frozen=True)
+class RoundSummary:
+    """One round as a group record keeps it: the order members were timed in, each member's
+    median launch time in the round (us: the paired speedup is a mean of ratios of these
+    medians), and the NVML sample taken right after its launches. The per-launch times stay in
+    the timing process: kept, a record of 7 members x 400 launches x 20+ rounds weighs half a
+    megabyte, and records travel to the GPU machine inside a 64 MiB tree."""
+
+    order: list[str]
+    median_us: dict[str, float]
+    clocks: dict[str, ClockSample]
+
+    @classmethod
+    def of(cls, r: GroupRound) -> RoundSummary:
+        return cls(r.order, {m: statistics.median(times) for m, times in r.us.items()}, r.clocks)
+
+
+@dataclass(frozen=True)
 class MemberResult:
     """One member of a group: what it ran as, its own correctness check, and its timing in the group."""
 
@@ -353,7 +373,7 @@ class GroupRecord:
     device_slug: str
     reference: str
     members: list[MemberResult]
-    rounds: list[GroupRound]
+    rounds: list[RoundSummary]
     launches_per_round: int
     ceilings: list[Ceiling]
     harness_hash: str
@@ -364,8 +384,11 @@ class GroupRecord:
     notes: list[str] = field(default_factory=list)
 
     def check(self) -> str | None:
-        if self.schema_version != SCHEMA_VERSION:
-            return f"schema_version {self.schema_version} is not {SCHEMA_VERSION}"
+        if self.schema_version != GROUP_SCHEMA_VERSION:
+            return (
+                f"schema_version {self.schema_version} is not {GROUP_SCHEMA_VERSION}"
+                " (python -m mla_var3.evidence migrate upgrades older group records)"
+            )
         if not NAME.match(self.group):
             return f"group {self.group!r} is not a snake_case name"
         if not DEVICE_SLUG.match(self.device_slug) or self.device_slug != self.device.slug:
@@ -389,7 +412,7 @@ class GroupRecord:
             if (m.speedup is None) != (m.member == self.reference):
                 return f"member {m.member}: only the reference has no speedup"
         for i, r in enumerate(self.rounds):
-            if sorted(r.order) != sorted(names) or set(r.us) != set(names):
+            if sorted(r.order) != sorted(names) or set(r.median_us) != set(names):
                 return f"rounds[{i}] does not time every member once"
         return None
 
@@ -409,6 +432,11 @@ def record_from_json(data: Any, where: str) -> Record | GroupRecord:
     if found:
         raise EvidenceError(f"{where}: {found[0]}: holds a machine-local path; records keep file names only")
     if isinstance(data, dict) and "group" in data:
+        if data.get("schema_version") == 2:  # per-launch times in its rounds: the older form
+            raise EvidenceError(
+                f"{where}: schema_version: 2 is not {GROUP_SCHEMA_VERSION}; "
+                "`python -m mla_var3.evidence migrate` upgrades a schema-2 group record"
+            )
         return parse(GroupRecord, data, where)
     return parse(Record, data, where)
 
@@ -429,6 +457,8 @@ __all__ = [
     "EvidenceError",
     "GroupRecord",
     "GroupRound",
+    "RoundSummary",
+    "GROUP_SCHEMA_VERSION",
     "MemberResult",
     "NcuSection",
     "Record",

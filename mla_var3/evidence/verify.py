@@ -25,7 +25,13 @@ from pathlib import Path
 
 from mla_var3.evidence.group_run import GroupRun
 from mla_var3.evidence.groups import Group, all_groups, get_group
-from mla_var3.evidence.model import SCHEMA_VERSION, GroupRecord, MemberResult, parse_shape_key
+from mla_var3.evidence.model import (
+    GROUP_SCHEMA_VERSION,
+    GroupRecord,
+    MemberResult,
+    RoundSummary,
+    parse_shape_key,
+)
 from mla_var3.evidence.provenance import (
     git_sha,
     harness_hash,
@@ -195,8 +201,9 @@ def group_record(group: Group, config: str, run: GroupRun, checks: dict[str, Che
             upstream=upstream_of(m.kernel), speedup=t.speedup,
         ))  # fmt: skip
     record = GroupRecord(
-        schema_version=SCHEMA_VERSION, group=group.name, config=config, device_slug=run.device.slug or "",
-        reference=group.reference, members=members, rounds=run.rounds, launches_per_round=run.launches_per_round,
+        schema_version=GROUP_SCHEMA_VERSION, group=group.name, config=config, device_slug=run.device.slug or "",
+        reference=group.reference, members=members, rounds=[RoundSummary.of(r) for r in run.rounds],
+        launches_per_round=run.launches_per_round,
         ceilings=run.ceilings, harness_hash=harness_hash(), git_sha=git_sha(),
         date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), versions=versions(), device=run.device, notes=run.notes,
     )  # fmt: skip
