@@ -174,25 +174,9 @@ GPU_SHAPES = (
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_matches_reference_on_gpu(dtype: str) -> None:
-    import torch
+    from test_mla_decode_cute import check_on_gpu
 
-    from mla_var3.kernel.check import compare, poison
-    from mla_var3.kernel.compile_cache import compile_cached
-
-    if torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("sm_90a code runs only on compute capability 9.0")
-    plan = get_plan(NAME)(dtype)
-    kernel = plan.plan(plan.default_config())
-    for shape in GPU_SHAPES:
-        compiled = compile_cached(plan, plan.default_config(), shape, SM90A).compiled
-        inputs = plan.prepare_inputs(shape)
-        outputs = plan.allocate_outputs(inputs, shape)
-        poison(outputs)
-        kernel.launch(compiled, inputs, outputs)
-        torch.cuda.synchronize()
-        ref = plan.reference_fn(inputs)
-        check = compare({k: outputs[k] for k in ref}, ref, plan.tolerance())
-        assert check.passed, f"{NAME} {dtype} {shape}: {check.summary()}"
+    check_on_gpu(NAME, dtype, GPU_SHAPES)
 
 
 @pytest.mark.gpu
