@@ -14,6 +14,11 @@
 #                helpers, and Blackwell's rmsnorm and reduce, which run anywhere), ~1.5 MB.
 #            mla: cute + the MLA peers: FlashMLA's library (third_party/flashmla) and the
 #                cuTile cubins and cuda-tile wheel (build/cutile).
+#            quack: the CuTe DSL + quack 0.6.5 and apache-tvm-ffi (build/quack, the RMSNorm
+#                group's peer) + only the examples the RMSNorm plans load (Blackwell's rmsnorm
+#                and reduce, helpers, utils): the Hopper/Ampere examples and tutorials stay
+#                behind so the wheels fit. torch-c-dlpack-ext is left out (quack's code does
+#                not import it; tvm-ffi uses it only when present).
 #   --out DIR    the folder to write, a direct child of the repository root (default .device);
 #                it is added to .git/info/exclude, so a device call carries it by name.
 #   --with X     one more payload (repeatable): NAME==VERSION is that package's wheel for
@@ -46,12 +51,20 @@ while [ $# -gt 0 ]; do
     --with) payloads+=("${2:?--with needs a path}"); shift 2 ;;
     --with=*) payloads+=("${1#--with=}"); shift ;;
     -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
-    cute|mla) profile="$1"; shift ;;
-    *) die "unknown argument '$1' (profiles: cute, mla; see --help)" ;;
+    cute|mla|quack) profile="$1"; shift ;;
+    *) die "unknown argument '$1' (profiles: cute, mla, quack; see --help)" ;;
   esac
 done
 case "$out_name" in */*|""|.|..) die "--out must be a folder name directly under the repository root, got '$out_name'" ;; esac
-[ "$profile" = mla ] && payloads=(third_party/flashmla build/cutile "${payloads[@]}")
+example_dirs=(cute/hopper cute/ampere cute/blackwell/kernel/rmsnorm cute/blackwell/kernel/reduce dsl_tutorials helpers utils)
+case "$profile" in
+  mla) payloads=(third_party/flashmla build/cutile "${payloads[@]}") ;;
+  quack)
+    quack_wheels=("$root"/build/quack/quack_kernels-*.whl "$root"/build/quack/apache_tvm_ffi-*.whl)
+    for w in "${quack_wheels[@]}"; do [ -f "$w" ] || die "no quack/tvm-ffi wheel in build/quack (see mla_var3/kernel/external/reduction/quack)"; done
+    payloads=("${quack_wheels[@]}" "${payloads[@]}")
+    example_dirs=(cute/blackwell/kernel/rmsnorm cute/blackwell/kernel/reduce helpers utils) ;;
+esac
 
 DSL_VERSION="4.8.1"
 BUDGET=$((64 * 1024 * 1024))
@@ -101,13 +114,15 @@ cp "$big" "$out/site.tar.xz"
 
 # 2. CUTLASS's CuTe DSL examples that run on SM90/SM80, without notebooks, pictures or C++.
 dst="$out/cutlass/examples/python/CuTeDSL"
-for dir in cute/hopper cute/ampere cute/blackwell/kernel/rmsnorm cute/blackwell/kernel/reduce dsl_tutorials helpers utils; do
+for dir in "${example_dirs[@]}"; do
   [ -d "$examples/$dir" ] || die "CUTLASS examples lack $dir (is $examples at the pinned commit?)"
   mkdir -p "$dst/$dir"
   tar -C "$examples/$dir" -cf - --exclude='*.ipynb' --exclude='*.svg' --exclude='*.png' --exclude='*.cpp' . \
     | tar -C "$dst/$dir" -xf -
 done
-[ -f "$dst/dsl_tutorials/programmatic_dependent_launch.py" ] || die "the PDL tutorial is missing from $examples"
+if [ -d "$dst/dsl_tutorials" ]; then
+  [ -f "$dst/dsl_tutorials/programmatic_dependent_launch.py" ] || die "the PDL tutorial is missing from $examples"
+fi
 
 # 3. Extra payloads: wheels beside the DSL, everything else restored at its repo-relative path.
 files=()
@@ -124,13 +139,15 @@ for p in "${payloads[@]}"; do
   esac
 done
 if [ ${#files[@]} -gt 0 ]; then
-  tar -C "$root" -cf - "${files[@]}" | xz -6 -T1 > "$out/payload.tar.xz"
+  # Wheels inside a carried folder are installed from wheels/ (above): not packed twice.
+  tar -C "$root" --exclude='*.whl' -cf - "${files[@]}" | xz -6 -T1 > "$out/payload.tar.xz"
 fi
 
 printf '%s\n' "profile=$profile" "dsl=$DSL_VERSION" "payloads=${payloads[*]:-}" > "$out/MANIFEST"
 carry_bytes=$(du -sb "$out" | cut -f1)
 tree_bytes=$(git -C "$root" ls-files -co --exclude-standard -z | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
 total=$((carry_bytes + tree_bytes))
-echo "$out_name/ ready: profile $profile, $((carry_bytes / 1048576)) MiB + $((tree_bytes / 1048576)) MiB of tree = $((total / 1048576)) of 64 MiB"
-[ "$total" -le "$BUDGET" ] || die "$((total / 1048576)) MiB does not fit the 64 MiB that travel: drop a payload or large files from the tree"
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+echo "$out_name/ ready: profile $profile, $(mib "$carry_bytes") MiB + $(mib "$tree_bytes") MiB of tree = $(mib "$total") of 64 MiB ($(mib $((BUDGET - total))) MiB left for other carried paths)"
+[ "$total" -le "$BUDGET" ] || die "$(mib "$total") MiB does not fit the 64 MiB that travel: drop a payload or large files from the tree"
 echo "on the GPU machine (carry [\"$out_name\"]): bash $out_name/bootstrap.sh <command>"
