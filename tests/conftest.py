@@ -154,10 +154,12 @@ def session_compile_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     share its entry, across xdist workers too (their temporary folders have one parent; entries
     are written atomically); tests of the cache itself take ``tmp_cache`` or ``fresh_compile_cache``."""
     base = tmp_path_factory.getbasetemp()
-    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "compile-cache"
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = shared / "compile-cache"
     folder.mkdir(exist_ok=True)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MLA_VAR3_CACHE_DIR", str(folder))
+        mp.setenv("MLA_VAR3_TOOL_CACHE", str(shared / "tool-outputs"))  # one nvdisasm run per cubin per run
         yield folder
 
 

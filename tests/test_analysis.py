@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -198,3 +199,27 @@ def test_real_cubin_histogram_and_resources(
     other = "sm_100a" if arch != "sm_100a" else "sm_90a"
     with pytest.raises(AnalysisError, match=f"targets {arch}, not {other}"):
         instruction_histogram(cubin, other)
+
+
+def test_tool_outputs_are_shared_through_the_tool_cache_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mla_var3.analysis import tools
+
+    runs: list[list[str]] = []
+
+    def fake_run(exe: Path, tool: str, args: list[str], cubin: bytes, timeout_s: float) -> str:
+        runs.append(args)
+        return f"output of {args} for {len(cubin)} bytes"
+
+    monkeypatch.setattr(tools, "_run", fake_run)
+    monkeypatch.setattr(tools, "find_tool", lambda name: Path(sys.executable))  # any existing file
+    monkeypatch.setattr(tools, "_memo", type(tools._memo)())
+    monkeypatch.setenv(tools.TOOL_CACHE_ENV, str(tmp_path / "tools"))
+    first = tools.run_on_cubin("nvdisasm", ["-c"], b"cubin")
+    tools._memo.clear()  # as another process would start: only the folder is shared
+    assert tools.run_on_cubin("nvdisasm", ["-c"], b"cubin") == first and runs == [["-c"]]
+    assert tools.run_on_cubin("nvdisasm", ["-c"], b"other cubin") != first and len(runs) == 2
+    assert len(list((tmp_path / "tools").iterdir())) == 2  # no temporaries left
+    monkeypatch.delenv(tools.TOOL_CACHE_ENV)
+    tools._memo.clear()
+    tools.run_on_cubin("nvdisasm", ["-c"], b"cubin")
+    assert len(runs) == 3  # without the folder, a new process runs the tool again

@@ -8,12 +8,15 @@ A tool's output depends only on the tool, its arguments and the cubin's bytes, a
 process start (a tenth to half a second for a large cubin), so :func:`run_on_cubin` keeps the
 outputs of the latest runs in memory (:data:`MEMO_BYTES` at most), keyed by the tool's path, the
 arguments and the cubin's SHA-256: reading the resources and the SASS of one binary from several
-places disassembles it once. Failures are never kept.
+places disassembles it once. Where ``$MLA_VAR3_TOOL_CACHE`` names a folder (a test run sets one for
+its workers and the site builds it starts), outputs are also kept there on disk, keyed as in
+memory plus the tool binary's size and mtime, so processes share them too. Failures are never kept.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import tempfile
@@ -57,6 +60,7 @@ def find_tool(name: str) -> Path:
     raise ToolNotFoundError(f"{name} not found: {INSTALL_HINT}")
 
 
+TOOL_CACHE_ENV = "MLA_VAR3_TOOL_CACHE"  # a folder for tool outputs shared by processes (module docstring)
 MEMO_BYTES = 256 << 20  # characters of tool output kept in memory, newest first
 _memo: OrderedDict[tuple[str, tuple[str, ...], str], str] = OrderedDict()
 
@@ -71,7 +75,13 @@ def run_on_cubin(tool: str, args: list[str], cubin: bytes, timeout_s: float = 12
     if key in _memo:
         _memo.move_to_end(key)
         return _memo[key]
-    output = _run(exe, tool, args, cubin, timeout_s)
+    on_disk = _disk_path(exe, key)
+    if on_disk is not None and on_disk.is_file():
+        output = on_disk.read_text(encoding="utf-8")
+    else:
+        output = _run(exe, tool, args, cubin, timeout_s)
+        if on_disk is not None:
+            _write_atomic(on_disk, output)
     _memo[key] = output
     while sum(len(text) for text in _memo.values()) > MEMO_BYTES and len(_memo) > 1:
         _memo.popitem(last=False)
@@ -91,3 +101,22 @@ def _run(exe: Path, tool: str, args: list[str], cubin: bytes, timeout_s: float) 
             f"{tool} {' '.join(args)} failed ({proc.returncode}): {detail[-1] if detail else 'no output'}"
         )
     return proc.stdout
+
+
+def _disk_path(exe: Path, key: tuple[str, tuple[str, ...], str]) -> Path | None:
+    """Where ``key``'s output is kept on disk, or None when no cache folder is set."""
+    folder = os.environ.get(TOOL_CACHE_ENV)
+    if not folder:
+        return None
+    stat = exe.stat()
+    ident = "\0".join((*key[:1], *key[1], key[2], str(stat.st_size), str(stat.st_mtime_ns)))
+    return Path(folder) / f"{hashlib.sha256(ident.encode()).hexdigest()}.txt"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """``text`` into ``path`` so a concurrent reader sees no file or the whole file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
