@@ -16,7 +16,7 @@ from mla_var3.evidence import render
 from mla_var3.evidence import status as status_mod
 from mla_var3.evidence.group_run import GroupRun, MemberTiming, member_timing, run_rounds
 from mla_var3.evidence.groups import Group, Member
-from mla_var3.evidence.model import AnnotationSection, Device, NcuSection, Record
+from mla_var3.evidence.model import AnnotationSection, Device, NcuSection, Record, members_source_hash
 from mla_var3.evidence.store import save
 from mla_var3.evidence.typed import EvidenceError, parse
 from mla_var3.evidence.verify import group_record
@@ -133,7 +133,7 @@ def test_speedup_and_table_come_from_one_group_run(pair: Group, fake_env: Path) 
 def test_a_stale_member_marks_its_row_and_fails_the_claim(pair: Group, fake_env: Path) -> None:  # noqa: F811
     record = group_record(pair, "n8-float32", _group_run(1.05), {"fake_good": CHECK, "fake_raises": CHECK})
     members = [dataclasses.replace(record.members[0], source_hash="old"), record.members[1]]
-    save(dataclasses.replace(record, members=members), fake_env)
+    save(dataclasses.replace(record, members=members, source_hash=members_source_hash(members)), fake_env)
     with pytest.raises(ClaimProblem) as problem:
         render.render_comparison("fake_pair", "n8-float32")
     assert "member fake_good: fake_good's source changed" in problem.value.message

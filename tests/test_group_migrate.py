@@ -26,11 +26,20 @@ def test_a_record_keeps_each_rounds_medians_and_migrate_upgrades_the_older_form(
     saved = load(path)  # floats as a record keeps them
 
     old = dump(record) | {"schema_version": 2, "rounds": [dump(r) for r in run.rounds]}  # per-launch times
+    del old["source_hash"]  # schema 2 had none
     path.write_text(dumps(old), encoding="utf-8")
     with pytest.raises(EvidenceError, match="migrate` upgrades a schema-2 group record"):
         record_from_json(old, str(path))
     assert migrate(fake_env) == [path]
     upgraded = load(path)
     assert isinstance(upgraded, GroupRecord) and upgraded.schema_version == 3
+    assert upgraded.source_hash == record.source_hash  # the members' code, in one value
     assert [r.median_us["fake_raises"] for r in upgraded.rounds] == pytest.approx(round_medians(run.rounds, "fake_raises"), rel=1e-6)
     assert upgraded.members == saved.members  # speedups and timings untouched
+
+
+def test_a_group_record_whose_source_hash_does_not_match_its_members_is_refused(pair: Group, fake_env: Path) -> None:  # noqa: F811
+    record = group_record(pair, "n8-float32", _group_run(1.05), {"fake_good": CHECK, "fake_raises": CHECK})
+    data = dump(record) | {"source_hash": "0" * 64}
+    with pytest.raises(EvidenceError, match="source_hash is not the hash of the members' source hashes"):
+        record_from_json(data, "r.json")

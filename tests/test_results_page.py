@@ -120,7 +120,10 @@ def test_a_stale_record_is_shown_marked(fixture_root: Path, fake_env: Path, monk
 
     monkeypatch.setattr(groups_mod, "GROUPS", (PAIR,))
     record = group_record(PAIR, "n8-float32", _group_run(1.05), {"fake_good": CHECK, "fake_raises": CHECK})
-    save(dataclasses.replace(record, members=[dataclasses.replace(record.members[0], source_hash="old"), record.members[1]]), fake_env)
+    from mla_var3.evidence.model import members_source_hash
+
+    members = [dataclasses.replace(record.members[0], source_hash="old"), record.members[1]]
+    save(dataclasses.replace(record, members=members, source_hash=members_source_hash(members)), fake_env)
     _, pages = generated(fixture_root, monkeypatch)
     pair = section(pages[layout.RESULTS], "fake_pair")
     assert '!!! warning "Stale evidence: group `fake_pair` · `n8-float32`"' in pair

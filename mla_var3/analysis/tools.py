@@ -24,6 +24,8 @@ from collections import OrderedDict
 from functools import cache
 from pathlib import Path
 
+from mla_var3.atomic_file import write_atomic
+
 INSTALL_HINT = (
     "install the analysis extra (pip install -e '.[analysis]': nvidia-cuda-cuobjdump and "
     "nvidia-cuda-nvdisasm) or put a CUDA toolkit's bin/ on PATH"
@@ -81,7 +83,7 @@ def run_on_cubin(tool: str, args: list[str], cubin: bytes, timeout_s: float = 12
     else:
         output = _run(exe, tool, args, cubin, timeout_s)
         if on_disk is not None:
-            _write_atomic(on_disk, output)
+            write_atomic(on_disk, output)
     _memo[key] = output
     while sum(len(text) for text in _memo.values()) > MEMO_BYTES and len(_memo) > 1:
         _memo.popitem(last=False)
@@ -111,12 +113,3 @@ def _disk_path(exe: Path, key: tuple[str, tuple[str, ...], str]) -> Path | None:
     stat = exe.stat()
     ident = "\0".join((*key[:1], *key[1], key[2], str(stat.st_size), str(stat.st_mtime_ns)))
     return Path(folder) / f"{hashlib.sha256(ident.encode()).hexdigest()}.txt"
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """``text`` into ``path`` so a concurrent reader sees no file or the whole file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)

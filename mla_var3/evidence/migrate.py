@@ -27,7 +27,9 @@ from mla_var3.evidence.model import (
     SCHEMA_VERSION,
     GroupRecord,
     GroupRound,
+    MemberResult,
     RoundSummary,
+    members_source_hash,
     record_from_json,
     scrub_paths,
 )
@@ -74,7 +76,8 @@ def upgrade_group(old: dict[str, Any], where: str) -> dict[str, Any]:
     if old.get("schema_version") != 2 or "group" not in old:
         raise EvidenceError(f"{where}: not a schema-2 group record; nothing to migrate")
     rounds = [dump(RoundSummary.of(parse(GroupRound, r, f"{where} rounds[{i}]"))) for i, r in enumerate(old["rounds"])]
-    return {**old, "schema_version": GROUP_SCHEMA_VERSION, "rounds": rounds}
+    members = [parse(MemberResult, m, f"{where} members[{i}]") for i, m in enumerate(old["members"])]
+    return {**old, "schema_version": GROUP_SCHEMA_VERSION, "rounds": rounds, "source_hash": members_source_hash(members)}
 
 
 def migrate(base: Path | None = None) -> list[Path]:

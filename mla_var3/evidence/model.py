@@ -21,6 +21,7 @@ and the field.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 import statistics
 from dataclasses import dataclass, field
@@ -377,6 +378,7 @@ class GroupRecord:
     launches_per_round: int
     ceilings: list[Ceiling]
     harness_hash: str
+    source_hash: str  # of the members' source hashes (members_source_hash): the record's code, in one value
     git_sha: str
     date: str
     versions: dict[str, str | None]
@@ -411,6 +413,8 @@ class GroupRecord:
                 return f"member {m.member}: {problem}"
             if (m.speedup is None) != (m.member == self.reference):
                 return f"member {m.member}: only the reference has no speedup"
+        if self.source_hash != members_source_hash(self.members):
+            return "source_hash is not the hash of the members' source hashes"
         for i, r in enumerate(self.rounds):
             if sorted(r.order) != sorted(names) or set(r.median_us) != set(names):
                 return f"rounds[{i}] does not time every member once"
@@ -424,6 +428,13 @@ class GroupRecord:
 
 
 # --- reading and writing -------------------------------------------------------------------
+
+
+def members_source_hash(members: list[MemberResult]) -> str:
+    """One hash of every member's kernel source hash (and its upstream example's pinned path, where it
+    has one), in member order: a group record's code in one value, beside each member's own."""
+    lines = [f"{m.member} {m.source_hash} {f'{m.upstream.path}@{m.upstream.commit}' if m.upstream else ''}" for m in members]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
 def record_from_json(data: Any, where: str) -> Record | GroupRecord:
@@ -458,6 +469,7 @@ __all__ = [
     "GroupRecord",
     "GroupRound",
     "RoundSummary",
+    "members_source_hash",
     "GROUP_SCHEMA_VERSION",
     "MemberResult",
     "NcuSection",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
+from mla_var3.atomic_file import write_atomic
 from mla_var3.evidence.model import GROUPS_DIR, GroupRecord, Record, record_from_json, record_to_json
 from mla_var3.evidence.typed import EvidenceError, dumps
 from mla_var3.project import REPO_ROOT
@@ -40,21 +40,6 @@ def record_files(base: Path | None = None) -> list[Path]:
     root = base or evidence_dir()
     kernels = [p for p in root.glob("*/*/*.json") if p.relative_to(root).parts[0] != GROUPS_DIR]
     return sorted(kernels + list(root.glob(f"{GROUPS_DIR}/*/*/*.json")))
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so a reader sees the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_json(text: str, where: str) -> AnyRecord:

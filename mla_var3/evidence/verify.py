@@ -30,6 +30,7 @@ from mla_var3.evidence.model import (
     GroupRecord,
     MemberResult,
     RoundSummary,
+    members_source_hash,
     parse_shape_key,
 )
 from mla_var3.evidence.provenance import (
@@ -204,7 +205,7 @@ def group_record(group: Group, config: str, run: GroupRun, checks: dict[str, Che
         schema_version=GROUP_SCHEMA_VERSION, group=group.name, config=config, device_slug=run.device.slug or "",
         reference=group.reference, members=members, rounds=[RoundSummary.of(r) for r in run.rounds],
         launches_per_round=run.launches_per_round,
-        ceilings=run.ceilings, harness_hash=harness_hash(), git_sha=git_sha(),
+        ceilings=run.ceilings, harness_hash=harness_hash(), source_hash=members_source_hash(members), git_sha=git_sha(),
         date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), versions=versions(), device=run.device, notes=run.notes,
     )  # fmt: skip
     return parse(GroupRecord, dump(record), f"group record {group.name}/{config}")  # the model's checks

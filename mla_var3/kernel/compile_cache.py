@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from mla_var3.analysis import AnalysisError, CubinAnalysis, analyze_cubin
+from mla_var3.atomic_file import write_atomic
 from mla_var3.kernel.arch import Arch
 from mla_var3.kernel.backends import Compiled
 from mla_var3.kernel.fingerprint import plan_fingerprint
@@ -287,7 +288,7 @@ def _load(folder: Path, key: str, need_function: bool) -> _Entry | None:
     if analysis is not None:  # the tools were missing when the entry was written
         meta["analysis"] = analysis.to_dict()
         meta["kernel_names"] = list(compiled.kernel_names)
-        _replace_text(folder / META, json.dumps(meta, indent=1) + "\n")
+        write_atomic(folder / META, json.dumps(meta, indent=1) + "\n")
     return _Entry(compiled, analysis, error)
 
 
@@ -299,12 +300,6 @@ def _load_object(path: Path, info: dict[str, str]) -> Any:
 
     _preload_dsl_runtime()
     return cute.runtime.load_module(str(path))[info["prefix"]]
-
-
-def _replace_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 @cache
