@@ -181,6 +181,28 @@ GROUPS: tuple[Group, ...] = (
         shapes=tuple(shape_key(mla_shape(b=b, t=8192, h=128), "bfloat16") for b in (4, 1, 8)),
         launches_per_round=400,  # FlashMLA at b = 1 ~12 us: rounds >= ~5 ms
     ),
+    # MLA decode v5 (issue 9): v4's kernel with longest-first dispatch and a wider combine, in groups of
+    # its own at the shapes where v4 fell furthest behind (so adding it stales no mla_decode_bf16 record).
+    Group(
+        "mla_decode_schedule",
+        "bf16 absorbed-MLA decode, b = 128, h_q = 128, page 64: FlashMLA against our v4 (sequences in batch "
+        "order) and v5 (v4's kernel, longest sequence first): variable and fixed lengths",
+        reference="flashmla_decode",
+        members=(Member("flashmla_decode"), Member("mla_decode_v4"), Member("mla_decode_v5")),
+        shapes=tuple(
+            shape_key(mla_shape(s=s, t=8192, h=128, varlen=v), "bfloat16") for s, v in ((1, 1), (1, 0), (2, 1))
+        ),
+        launches_per_round=40,
+    ),
+    Group(
+        "mla_decode_schedule_latency",
+        "bf16 absorbed-MLA decode at the latency shapes (b = 1, 4; h_q = 128, s_k = 8192): FlashMLA against "
+        "v4 (one warp per row in the combine) and v5 (a warp per row and column quarter, loads unrolled)",
+        reference="flashmla_decode",
+        members=(Member("flashmla_decode"), Member("mla_decode_v4"), Member("mla_decode_v5")),
+        shapes=tuple(shape_key(mla_shape(b=b, t=8192, h=128), "bfloat16") for b in (1, 4)),
+        launches_per_round=400,
+    ),
     Group(
         "mla_decode_cutile_tilegym",
         "bf16 MLA decode in cuTile: TileGym's kernel (non-paged cache gathered outside the timed launch, tiles "
