@@ -7,7 +7,7 @@ its output no longer says what the page's text says (a DSL update changing the S
 from __future__ import annotations
 
 from mla_var3.knowledge.expected import run
-from snippets.cpu import tensor_ssa
+from snippets.cpu import tensor_ssa, warp_intrinsics
 
 
 def _cells(table: str) -> dict[str, list[str]]:
@@ -45,3 +45,30 @@ def test_float_to_int_truncates_and_floor_ceil_fold_into_the_conversion() -> Non
 def test_indexing_the_value_or_the_tensor_keeps_everything_in_registers() -> None:
     rows = _cells(tensor_ssa.indexing_table())
     assert rows["sum_of_value"][1:] == rows["sum_of_tensor"][1:] == ["0", "0", "0", "8"]
+
+
+# --- warp-intrinsics -------------------------------------------------------------------------------
+
+
+def _added(table: str) -> dict[str, str]:
+    """A two-column table of the warp-intrinsics page: call -> the SASS cell as printed."""
+    return {row.split("|")[1].strip().strip("`"): row.split("|")[2].strip() for row in table.splitlines()[2:]}
+
+
+def test_each_warp_call_adds_the_instruction_the_page_names() -> None:
+    rows = _added(warp_intrinsics.intrinsic_table())
+    assert rows["v + warp_idx()"] == "`LEA.HI`" and "`S2R`" in rows["v + lane_idx()"]
+    for mode in ("IDX", "BFLY", "DOWN", "UP"):
+        assert any(added == f"`SHFL.{mode}`" for added in rows.values())
+    assert "`VOTE.ANY`" in rows["vote_ballot_sync(v > 0)"] and "`VOTE.ALL`" in rows["vote_all_sync(v > 0)"]
+    assert "`POPC`" in rows["popc(vote_ballot_sync(v > 0))"]
+    assert rows["warp_reduction(v, operator.add)"] == "`IADD3` ×5, `SHFL.BFLY` ×5"
+    assert "`REDUX.SUM.S32`" in rows["warp_redux_sync(v, 'add')"] and "SHFL" not in rows["warp_redux_sync(v, 'add')"]
+    assert "`ELECT`" in rows["with elect_one():"]
+
+
+def test_float_redux_is_one_instruction_on_blackwell_and_refused_on_hopper() -> None:
+    rows = _added(warp_intrinsics.redux_table())
+    assert rows["float_max_tree"] == "`FMNMX` ×5, `SHFL.BFLY` ×5"
+    assert "`CREDUX.MAX.F32`" in rows["float_max_redux"] and "SHFL" not in rows["float_max_redux"]
+    assert "ptxas" in run("snippets.cpu.warp_intrinsics:error_float_redux_on_hopper").error_text
