@@ -8,29 +8,43 @@
 #
 #   bash tools/device/carry.sh [--out DIR] [--with X]... [PROFILE]
 #
-#   PROFILE  cute (default): nvidia-cutlass-dsl 4.8.1 (three small wheels as they are, the
-#                big cu13 library repacked with xz, ~55 MB) and the CUTLASS CuTe DSL examples
-#                that run on SM90/SM80 (Hopper, Ampere, the DSL tutorials incl. the PDL one,
-#                helpers, and Blackwell's rmsnorm and reduce, which run anywhere), ~1.5 MB.
+#   PROFILE  cute (default): nvidia-cutlass-dsl 4.8.1 (~50 MB, see "What travels" below) and the
+#                CUTLASS CuTe DSL examples that run on SM90/SM80 (Hopper, Ampere, the DSL
+#                tutorials incl. the PDL one, helpers, and Blackwell's rmsnorm and reduce, which
+#                run anywhere), ~1.2 MB.
 #            mla: cute + the MLA peers: FlashMLA's library (third_party/flashmla) and the
 #                cuTile cubins and cuda-tile wheel (build/cutile).
-#            quack: the CuTe DSL + quack 0.6.5 and apache-tvm-ffi (build/quack, the RMSNorm
-#                group's peer) + only the examples the RMSNorm plans load (Blackwell's rmsnorm
-#                and reduce, helpers, utils): the Hopper/Ampere examples and tutorials stay
-#                behind so the wheels fit. torch-c-dlpack-ext is left out (quack's code does
-#                not import it; tvm-ffi uses it only when present).
+#            quack: the CuTe DSL + quack and apache-tvm-ffi (build/quack, the RMSNorm group's
+#                peer) + only the examples the RMSNorm plans load (Blackwell's rmsnorm and
+#                reduce, helpers, utils). torch-c-dlpack-ext is left out (quack's code does not
+#                import it; tvm-ffi uses it only when present).
 #   --out DIR    the folder to write, a direct child of the repository root (default .device);
 #                it is added to .git/info/exclude, so a device call carries it by name.
 #   --with X     one more payload (repeatable): NAME==VERSION is that package's wheel for
-#                CPython 3.12 on x86-64 Linux, downloaded once and installed on the GPU machine
-#                beside the DSL (apache-tvm-ffi==0.1.15.post2 for the PDL tutorial plan); a
-#                *.whl is installed there; any other file or folder (relative to the repo
-#                root) is restored at the same path there (a FlashMLA .so, cubins, a compile
-#                cache), and the wheels inside a carried folder are installed too.
+#                CPython 3.12 on x86-64 Linux, downloaded once and installed beside the DSL
+#                (apache-tvm-ffi==0.1.15.post2 for the PDL tutorial plan); a *.whl is installed
+#                there; any other file or folder (relative to the repo root) is restored at the
+#                same path there (a FlashMLA .so, cubins, a compile cache), and the wheels inside
+#                a carried folder are installed too.
+#
+# What travels. Every wheel is installed here (pip --target for CPython 3.12 on x86-64 Linux,
+# as the GPU machine would) and packed as an installed site, so the GPU machine only unpacks:
+#   site.tar.xz      the DSL's cu13 libraries (_cutlass_ir.cu13.so, libcute_dsl_runtime.so, the
+#                    AOT header and static runtime), xz with the x86 filter: ~50 MB of ~240 MB.
+#   site-py.tar.xz   the DSL's Python packages and every other wheel, installed and pruned.
+#   payload.tar.xz   the non-wheel payloads, restored at their repository paths.
+# Pruned, as no run loads them (the `prune` list below): the DSL's AOT link stubs for aarch64
+# and QNX targets; the DSL's standalone IKET profiler package `iket` (cutlass never imports it;
+# its tracing ops live in cutlass._mlir.dialects.iket, which stays); tvm-ffi's vendored
+# build sources (3rdparty/: libbacktrace's autotools tree, a dlpack copy also under include/);
+# console scripts (bin/) and __pycache__. install_site fails if a kept library NEEDs a pruned
+# one (tvm-ffi's core.so links libtvm_ffi_testing.so, so that stays). The shared libraries
+# ship stripped already (no debug sections to drop).
 #
 # The first call on a machine downloads the wheels and repacks the cu13 library (about
-# 5 minutes); both are cached in ${XDG_CACHE_HOME:-~/.cache}/mla_var3/device, so later calls
-# take seconds. The script fails when the folder plus the tree would not fit in 64 MiB.
+# 10 minutes on two busy cores); both are cached in ${XDG_CACHE_HOME:-~/.cache}/mla_var3/device,
+# so later calls take seconds. The script fails when the folder plus the tree would not fit in
+# 64 MiB.
 #
 # On the GPU machine, from the repository root (the device call carries DIR):
 #   bash DIR/bootstrap.sh python -m mla_var3.kernel hopper_gemm_ws --check
@@ -81,35 +95,67 @@ for p in "${payloads[@]}"; do
   esac
 done
 
+# Installed files no run loads (paths relative to the site; see "What travels" above).
+prune=(
+  nvidia_cutlass_dsl/cu13/lib/stubs
+  nvidia_cutlass_dsl/dsl_packages/iket
+  tvm_ffi/3rdparty
+  bin
+)
+# xz for the packed sites: the x86 branch filter (call targets become absolute, so repeated
+# calls compress) and a window over the whole library.
+XZ_OPTS=(--x86 --lzma2=preset=9e,dict=256MiB -T1)
+
 mkdir -p "$cache/wheels"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
 grep -qxF "/$out_name/" "$root/.git/info/exclude" 2>/dev/null || echo "/$out_name/" >> "$root/.git/info/exclude"
-rm -rf "$out" && mkdir -p "$out/wheels"
+rm -rf "$out" && mkdir -p "$out"
 cp "$here/bootstrap.sh" "$out/bootstrap.sh"
 
 # Wheels for the GPU machine's Python 3.12 on x86-64 Linux, into the cache (pip skips what is there).
-cp312_wheels() {
-  python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-    --platform manylinux_2_28_x86_64 --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 \
-    --platform manylinux2014_x86_64 --dest "$cache/wheels" "$@"
+cp312=(--only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64
+       --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
+cp312_wheels() { python3 -m pip download --quiet --no-deps "${cp312[@]}" --dest "$cache/wheels" "$@"; }
+# install_site DIR WHEEL...: install the wheels into DIR as pip would there, then drop the pruned paths.
+install_site() {
+  local dir="$1"; shift
+  python3 -m pip install --quiet --no-deps --no-index --no-compile --disable-pip-version-check \
+    "${cp312[@]}" --target "$dir" "$@" 2>&1 | { grep -v "as the 'root' user" >&2 || true; }
+  local p lib gone=()
+  for p in "${prune[@]}"; do
+    if [ -e "$dir/$p" ]; then
+      while IFS= read -r lib; do gone+=("$lib"); done < <(find "$dir/$p" -name '*.so*' -printf '%f\n')
+      rm -rf "${dir:?}/$p"
+    fi
+  done
+  find "$dir" -name __pycache__ -type d -prune -exec rm -rf {} +
+  [ ${#gone[@]} -gt 0 ] || return 0
+  local needed
+  needed="$(find "$dir" -name '*.so*' -type f -exec readelf -d {} + | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' | sort -u)"
+  for lib in "${gone[@]}"; do
+    ! grep -qxF "$lib" <<<"$needed" || die "the prune list drops $lib, which a kept library links (NEEDED): keep it"
+  done
+}
+# pack_site DIR FILE: DIR's content as a tar (sorted by name, owned by root), xz-compressed into FILE.
+pack_site() {
+  tar -C "$1" --sort=name --owner=0 --group=0 --numeric-owner -cf - . | xz "${XZ_OPTS[@]}" > "$2.part"
+  mv "$2.part" "$2"
 }
 
-# 1. The CuTe DSL.
+# 1. The CuTe DSL's cu13 libraries: installed and pruned each time (seconds), packed once per
+#    machine (keyed by the installed file list and the xz options, so a change here repacks).
 cp312_wheels "nvidia-cutlass-dsl==$DSL_VERSION" "nvidia-cutlass-dsl-libs-base==$DSL_VERSION" \
   "nvidia-cutlass-dsl-libs-core==$DSL_VERSION" "nvidia-cutlass-dsl-libs-cu13==$DSL_VERSION"
-for name in nvidia_cutlass_dsl nvidia_cutlass_dsl_libs_base nvidia_cutlass_dsl_libs_core; do
-  cp "$cache/wheels/$name-$DSL_VERSION-"*.whl "$out/wheels/"
-done
-# The cu13 wheel is 90 MB zipped; its two shared libraries shrink to ~50 MB with xz's x86
-# filter and a large window. Repacked once per machine; pip cannot install it from there,
-# so bootstrap.sh unpacks it into the installed site.
-big="$cache/cute-cu13-$DSL_VERSION.tar.xz"
+dsl_wheel() { ls "$cache/wheels/$1-$DSL_VERSION-"*.whl; }
+install_site "$tmp/cu13" "$(dsl_wheel nvidia_cutlass_dsl_libs_cu13)"
+key="$( (echo "${XZ_OPTS[*]}"; cd "$tmp/cu13" && find . -type f -printf '%p %s\n' | sort) | md5sum | cut -c1-8)"
+big="$cache/cute-cu13-$DSL_VERSION-$key.tar.xz"
 if [ ! -s "$big" ]; then
-  echo "repacking the CuTe DSL's cu13 libraries with xz (once per machine, about 5 minutes) ..."
-  tmp="$(mktemp -d)"
-  unzip -q "$cache/wheels/nvidia_cutlass_dsl_libs_cu13-$DSL_VERSION-"*.whl 'nvidia_cutlass_dsl/*' -d "$tmp"
-  tar -C "$tmp" -cf - nvidia_cutlass_dsl | xz --x86 --lzma2=preset=9e,dict=256MiB -T1 > "$big.part"
-  mv "$big.part" "$big" && rm -rf "$tmp"
+  echo "packing the CuTe DSL's cu13 libraries with xz (once per machine, about 10 minutes) ..."
+  pack_site "$tmp/cu13" "$big"
 fi
+rm -rf "$tmp/cu13"
 cp "$big" "$out/site.tar.xz"
 
 # 2. CUTLASS's CuTe DSL examples that run on SM90/SM80, without notebooks, pictures or C++.
@@ -124,7 +170,9 @@ if [ -d "$dst/dsl_tutorials" ]; then
   [ -f "$dst/dsl_tutorials/programmatic_dependent_launch.py" ] || die "the PDL tutorial is missing from $examples"
 fi
 
-# 3. Extra payloads: wheels beside the DSL, everything else restored at its repo-relative path.
+# 3. The DSL's Python wheels and the payloads' wheels, installed together into site-py.tar.xz;
+#    every other payload restored at its repo-relative path from payload.tar.xz.
+wheels=("$(dsl_wheel nvidia_cutlass_dsl)" "$(dsl_wheel nvidia_cutlass_dsl_libs_base)" "$(dsl_wheel nvidia_cutlass_dsl_libs_core)")
 files=()
 for p in "${payloads[@]}"; do
   case "$p" in
@@ -132,18 +180,21 @@ for p in "${payloads[@]}"; do
           name="${p%%==*}"; version="${p#*==}"
           wheel="$(ls "$cache/wheels/${name//-/_}-$version-"*.whl 2>/dev/null | head -1)"
           [ -n "$wheel" ] || die "pip downloaded no wheel named ${name//-/_}-$version-*.whl for $p"
-          cp "$wheel" "$out/wheels/" ;;
-    *.whl) if [ -f "$p" ]; then cp "$p" "$out/wheels/"; else cp "$root/$p" "$out/wheels/"; fi ;;
+          wheels+=("$wheel") ;;
+    *.whl) if [ -f "$p" ]; then wheels+=("$(cd "$(dirname "$p")" && pwd)/$(basename "$p")"); else wheels+=("$root/$p"); fi ;;
     *) files+=("$p")
-       if [ -d "$root/$p" ]; then find "$root/$p" -name '*.whl' -exec cp {} "$out/wheels/" \; ; fi ;;
+       if [ -d "$root/$p" ]; then while IFS= read -r -d '' w; do wheels+=("$w"); done < <(find "$root/$p" -name '*.whl' -print0); fi ;;
   esac
 done
+install_site "$tmp/py" "${wheels[@]}"
+pack_site "$tmp/py" "$out/site-py.tar.xz"
 if [ ${#files[@]} -gt 0 ]; then
-  # Wheels inside a carried folder are installed from wheels/ (above): not packed twice.
-  tar -C "$root" --exclude='*.whl' -cf - "${files[@]}" | xz -6 -T1 > "$out/payload.tar.xz"
+  # Wheels inside a carried folder are installed from site-py.tar.xz (above): not packed twice.
+  tar -C "$root" --exclude='*.whl' -cf - "${files[@]}" | xz -9e -T1 > "$out/payload.tar.xz"
 fi
 
-printf '%s\n' "profile=$profile" "dsl=$DSL_VERSION" "payloads=${payloads[*]:-}" > "$out/MANIFEST"
+printf '%s\n' "profile=$profile" "dsl=$DSL_VERSION" "payloads=${payloads[*]:-}" \
+  "wheels=$(for w in "${wheels[@]}"; do basename "$w"; done | tr '\n' ' ')" > "$out/MANIFEST"
 carry_bytes=$(du -sb "$out" | cut -f1)
 tree_bytes=$(git -C "$root" ls-files -co --exclude-standard -z | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
 total=$((carry_bytes + tree_bytes))
