@@ -82,3 +82,11 @@ def test_svg_is_deterministic_and_labelled() -> None:
     assert "<dc:date>" not in svg and "Matplotlib v" not in svg
     with pytest.raises(ProfileError, match="compute and one memory"):
         draw_roofline([RooflineRun("r", tuple(CEILINGS[:1]), points)])
+
+
+def test_a_pure_copy_has_the_memory_ceiling_as_its_roof() -> None:
+    # No FLOPs, 8 GB in 4 ms: 2 TB/s, half the copy ceiling; on the H200 this case raised
+    # ZeroDivisionError (attainable = min(peak, 0 * peak_memory) = 0) for every copy snippet's run record.
+    r = roofline(0, 8e9, 4e-3, CEILINGS)
+    assert r.arithmetic_intensity == 0 and r.bound == "memory"
+    assert r.pct_of_roof == pytest.approx(50.0) and r.attainable_flops_per_s is None

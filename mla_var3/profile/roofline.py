@@ -108,10 +108,13 @@ def roofline(flops: float, bytes: float, seconds: float, ceilings: Sequence[Ceil
     ridge = attainable = pct_of_roof = bound = None
     if peak_compute and peak_memory:
         ridge = peak_compute / peak_memory
-        if intensity is not None:
+        if intensity:
             attainable = min(peak_compute, intensity * peak_memory)
             pct_of_roof = 100 * flops_per_s / attainable
             bound = MEMORY if intensity < ridge else COMPUTE
+        elif intensity == 0:  # a pure data mover (a copy): its roof is the memory ceiling alone
+            pct_of_roof = 100 * bytes_per_s / peak_memory
+            bound = MEMORY
     return Roofline(label, flops, bytes, seconds, flops_per_s, bytes_per_s, intensity, pct_of,
                     ridge, attainable, pct_of_roof, bound)  # fmt: skip
 
