@@ -7,7 +7,7 @@ its output no longer says what the page's text says (a DSL update changing the S
 from __future__ import annotations
 
 from mla_var3.knowledge.expected import run
-from snippets.cpu import tensor_ssa, warp_intrinsics
+from snippets.cpu import arguments, tensor_ssa, warp_intrinsics
 
 
 def _cells(table: str) -> dict[str, list[str]]:
@@ -72,3 +72,44 @@ def test_float_redux_is_one_instruction_on_blackwell_and_refused_on_hopper() -> 
     assert rows["float_max_tree"] == "`FMNMX` ×5, `SHFL.BFLY` ×5"
     assert "`CREDUX.MAX.F32`" in rows["float_max_redux"] and "SHFL" not in rows["float_max_redux"]
     assert "ptxas" in run("snippets.cpu.warp_intrinsics:error_float_redux_on_hopper").error_text
+
+
+# --- arguments -------------------------------------------------------------------------------------
+
+
+def test_only_the_constexpr_arrives_as_a_python_value() -> None:
+    out = run("snippets.cpu.arguments:show_scalar_kinds").output
+    assert "d: Constexpr       -> int      4" in out
+    for line in ("a: Int32           -> Int32    ?", "b: int             -> Int32    ?",
+                 "e: Float32         -> Float32  ?", "f: bool            -> Boolean  ?"):  # fmt: skip
+        assert line in out
+
+
+def test_python_ints_recompile_through_the_cache_and_the_compiled_object_truncates_floats() -> None:
+    rows = arguments.scalar_calls_table().splitlines()[2:]
+    grew = [row.split("|")[2].strip() for row in rows[:6]]
+    assert grew == ["yes", "no (cache hit)", "yes", "yes", "no (cache hit)", "yes"]
+    assert rows[-1] == "| `compiled(2.7)` | no (the compiled object) | `n = 2, scale = 2` |"
+
+
+def test_the_divisibility_promise_sets_the_access_width() -> None:
+    rows = {row.split("|")[1].strip(): row for row in arguments.divisibility_table().splitlines()[2:]}
+    assert "`LDG.E.U16` ×8" in rows["1"] and "`LDG.E` ×4" in rows["2"] and "`LDG.E.128` ×1" in rows["8"]
+    assert "?{i64 div=8}" in rows["8"]
+
+
+def test_printed_forms_are_the_ones_the_page_explains() -> None:
+    out = run("snippets.cpu.arguments:show_printed_forms").output
+    for form in ("((2,4),(2,2)):((1,4),(2,16))", "(?{div=4},8):(1,?{div=4})", "S<3,4,3> o 0 o (8,64):(64,1)",
+                 "tensor<ptr<bf16, gmem, align<16>> o (?,?{div=8}):(?{i64 div=8},1)>", "((Int32(?), Int32(?)), (Int64(?), 1))"):  # fmt: skip
+        assert form in out
+
+
+# --- debugging: printing ---------------------------------------------------------------------------
+
+
+def test_printf_formats_and_print_tensor_print_what_the_page_reads() -> None:
+    out = run("snippets.cpu.printing:formats").output
+    assert "braces:  n = 7, x = 2.500000" in out and "C style: n = 7, x = 2.500" in out
+    assert "layout:  (2,3):(3,1)" in out and ": f32, generic, align<4>) o (2,3):(3,1), data=" in out
+    assert "[ 3.000000,  4.000000,  5.000000, ]" in out
