@@ -8,7 +8,7 @@
 #
 #   bash tools/device/carry.sh [--out DIR] [--with X]... [PROFILE]
 #
-#   PROFILE  cute (default): nvidia-cutlass-dsl 4.8.1 (~50 MB, see "What travels" below) and the
+#   PROFILE  cute (default): nvidia-cutlass-dsl 4.8.1 (~53 MB, see "What travels" below) and the
 #                CUTLASS CuTe DSL examples that run on SM90/SM80 (Hopper, Ampere, the DSL
 #                tutorials incl. the PDL one, helpers, and Blackwell's rmsnorm and reduce, which
 #                run anywhere), ~1.2 MB.
@@ -30,8 +30,9 @@
 # What travels. Every wheel is installed here (pip --target for CPython 3.12 on x86-64 Linux,
 # as the GPU machine would) and packed as an installed site, so the GPU machine only unpacks:
 #   site.tar.xz      the DSL's cu13 libraries (_cutlass_ir.cu13.so, libcute_dsl_runtime.so, the
-#                    AOT header and static runtime), xz with the x86 filter: ~50 MB of ~240 MB.
-#   site-py.tar.xz   the DSL's Python packages and every other wheel, installed and pruned.
+#                    AOT header and static runtime), xz with the x86 filter: 52 MB of 237 MB.
+#   site-py.tar.xz   the DSL's Python packages and every other wheel, installed and pruned
+#                    (1.4 MB for the DSL alone, 3.4 MB with quack and tvm-ffi).
 #   payload.tar.xz   the non-wheel payloads, restored at their repository paths.
 # Pruned, as no run loads them (the `prune` list below): the DSL's AOT link stubs for aarch64
 # and QNX targets; the DSL's standalone IKET profiler package `iket` (cutlass never imports it;
