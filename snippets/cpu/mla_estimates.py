@@ -35,19 +35,20 @@ ELEM_BYTES = 2  # bf16
 
 # The serial chain of each variant: "serial" = load, then MMA; "overlapped" = the ring hides one of them.
 # v4 (FlashMLA's seesaw schedule, per-piece barriers, PDL combine) is "overlapped" like v2: the model has
-# no term for the softmax or the barriers it changes. v5 is the next step the devlog proposes, not code
-# yet: the two query tiles of a sequence in a 2-CTA cluster, each CTA loading half of every KV block and
-# multicasting it to both.
+# no term for the softmax or the barriers it changes. "cluster" is a step the devlog proposes, not code
+# yet (the built v5 is v4's kernel in another launch order, which the model does not see): the two
+# query tiles of a sequence in a 2-CTA cluster, each CTA loading half of every KV block and multicasting
+# it to both.
 SCHEDULE = {
     "v0": "serial",
     "v1": "serial",
     "v2": "overlapped",
     "v3": "serial",
     "v4": "overlapped",
-    "v5": "overlapped",
+    "cluster": "overlapped",
 }
-MULTICAST = {"v5": 2}  # CTAs that share one KV block load
-EVEN_SHARES = ("v4", "v5")  # split shares rounded up to whole pairs of blocks (v4's _kv_range)
+MULTICAST = {"cluster": 2}  # CTAs that share one KV block load
+EVEN_SHARES = ("v4", "cluster")  # split shares rounded up to whole pairs of blocks (v4's _kv_range)
 
 
 def _us(seconds: float) -> str:
@@ -122,7 +123,7 @@ def variant_seconds(variant: str, b: int, s: int, t: int, h: int) -> float:
 
 
 def variant_time(variant: str, b: int = 128, s: int = 1, t: int = 8192, h: int = 128) -> str:
-    """The model's time of one of our CuTe DSL variants (``"v0"`` .. ``"v4"``, or the planned ``"v5"``)."""
+    """The model's time of one of our CuTe DSL variants (``"v0"`` .. ``"v4"``, or the planned ``"cluster"``)."""
     return _us(variant_seconds(variant, b, s, t, h))
 
 
@@ -134,7 +135,7 @@ def block_times() -> str:
 
 def multicast_block_times(ctas: int = 2) -> str:
     """One KV block's load and MMA time for one CTA when ``ctas`` CTAs of a cluster each load a share
-    of the block and multicast it to all (v5): the load shrinks, the MMA does not."""
+    of the block and multicast it to all (the cluster step): the load shrinks, the MMA does not."""
     load, mma = _block_times()
     longer = "the MMA" if mma > load / ctas else "the load"
     return (
