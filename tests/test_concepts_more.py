@@ -34,6 +34,9 @@ def test_tma_loads_compile_to_utmaldg_and_syncs_and_multicast_adds_the_cluster_b
     for counts in (one, two):
         assert {"SYNCS.EXCH.64", "SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64.TRYWAIT"} <= counts.keys()
     assert ".param .align 64 .b8 param_0[128]" in tma_mbarrier.ptx_excerpt(1)
+    # The copy is issued from a whole warp: no WARPSYNC.ALL before the ELECT (the page's snippet once
+    # issued it under `if tidx == 0`, which hangs on a GPU).
+    assert "WARPSYNC.ALL" not in one and "WARPSYNC.ALL" not in two
 
 
 def test_masks_cover_a_row_or_a_column_of_the_cluster() -> None:

@@ -68,8 +68,12 @@ def load_kernel(
         tma, rank, cute.make_layout(cluster), cute.group_modes(s_tile, 0, 2), cute.group_modes(g_tiles, 0, 2)
     )
     tile_bytes = cute.size_in_bytes(cutlass.Float16, smem_layout)  # the whole tile lands in every CTA
-    if tidx == 0:
-        cute.arch.mbarrier_arrive_and_expect_tx(bar, tile_bytes)
+    # The copy is issued by a whole warp: the DSL wraps it in elect.sync, which needs every lane of the
+    # warp (under `if tidx == 0` the warp-wide sync before the ELECT waits for 31 lanes that never come).
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    if warp == 0:
+        with cute.arch.elect_one():
+            cute.arch.mbarrier_arrive_and_expect_tx(bar, tile_bytes)  # one arrival: the count of 1
         if cutlass.const_expr(cluster > 1):
             every_peer = cute.make_layout_image_mask(cute.make_layout((cluster, 1)), (rank, 0), mode=0)
             cute.copy(tma, t_g[(None, tile)], t_s, tma_bar_ptr=bar, mcast_mask=every_peer)
