@@ -28,6 +28,7 @@ GEMM_SHAPES = ("m8192-n8192-k8192", "m4096-n4096-k4096", "m8000-n8008-k8200", "m
 MLA_DECODE_MEMBERS = (
     "flashmla_decode", "mla_decode_v0", "mla_decode_v1", "mla_decode_v2", "mla_decode_v3", "mla_decode_v4", "mla_decode_cutile",
 )  # fmt: skip
+MLA_SCHEDULE_MEMBERS = ("flashmla_decode", "mla_decode_v4", "mla_decode_v5")  # v5 and the kernel it changes
 FMHA_HOPPER_MEMBERS = ("fmha_hopper_v0", "fmha_hopper_v1", "fmha_hopper_v2", "fmha_hopper_v3")
 
 
@@ -188,7 +189,7 @@ GROUPS: tuple[Group, ...] = (
         "bf16 absorbed-MLA decode, b = 128, h_q = 128, page 64: FlashMLA against our v4 (sequences in batch "
         "order) and v5 (v4's kernel, longest sequence first): variable and fixed lengths",
         reference="flashmla_decode",
-        members=(Member("flashmla_decode"), Member("mla_decode_v4"), Member("mla_decode_v5")),
+        members=tuple(Member(k) for k in MLA_SCHEDULE_MEMBERS),
         shapes=tuple(
             shape_key(mla_shape(s=s, t=8192, h=128, varlen=v), "bfloat16") for s, v in ((1, 1), (1, 0), (2, 1))
         ),
@@ -199,7 +200,7 @@ GROUPS: tuple[Group, ...] = (
         "bf16 absorbed-MLA decode at the latency shapes (b = 1, 4; h_q = 128, s_k = 8192): FlashMLA against "
         "v4 (one warp per row in the combine) and v5 (a warp per row and column quarter, loads unrolled)",
         reference="flashmla_decode",
-        members=(Member("flashmla_decode"), Member("mla_decode_v4"), Member("mla_decode_v5")),
+        members=tuple(Member(k) for k in MLA_SCHEDULE_MEMBERS),
         shapes=tuple(shape_key(mla_shape(b=b, t=8192, h=128), "bfloat16") for b in (1, 4)),
         launches_per_round=400,
     ),
