@@ -148,18 +148,46 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip("needs third_party/cutlass (nox -s cutlass)")
 
 
+# cuobjdump/nvdisasm outputs, kept between runs in pytest's cache folder (``.pytest_cache/d/``): an output
+# is a function of the tool binary, its arguments and the cubin's bytes, which key it
+# (:mod:`mla_var3.analysis.tools`), so a kept one is what the tool would print again. Compiles are not
+# kept: every run compiles every kernel afresh, and a changed kernel is a changed cubin, a new key.
+# ``pytest --cache-clear`` (or deleting the folder) makes a cold run; a folder past TOOL_CACHE_BYTES is
+# emptied when a run starts, so entries of old cubins do not pile up.
+TOOL_CACHE = "mla_var3-tool-outputs"
+TOOL_CACHE_BYTES = 512 << 20
+
+
+def _tool_cache(config: pytest.Config) -> Path | None:
+    """The folder of kept tool outputs (:data:`TOOL_CACHE`); None without pytest's cache."""
+    cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider
+    return cache.mkdir(TOOL_CACHE) if cache is not None else None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Empty the kept tool outputs past :data:`TOOL_CACHE_BYTES` (once, before any xdist worker starts)."""
+    folder = _tool_cache(session.config)
+    if folder is None or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    if sum(f.stat().st_size for f in folder.iterdir() if f.is_file()) > TOOL_CACHE_BYTES:
+        shutil.rmtree(folder)
+        folder.mkdir()
+
+
 @pytest.fixture(scope="session", autouse=True)
-def session_compile_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def session_compile_cache(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[Path]:
     """One compile cache for the run (never the user's ~/.cache): tests that inspect a binary
     share its entry, across xdist workers too (their temporary folders have one parent; entries
-    are written atomically); tests of the cache itself take ``tmp_cache`` or ``fresh_compile_cache``."""
+    are written atomically); tests of the cache itself take ``tmp_cache`` or ``fresh_compile_cache``.
+    Tool outputs (nvdisasm, cuobjdump) go to :data:`TOOL_CACHE`, shared by the workers and the site
+    builds they start, and kept for the next run."""
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     folder = shared / "compile-cache"
     folder.mkdir(exist_ok=True)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MLA_VAR3_CACHE_DIR", str(folder))
-        mp.setenv("MLA_VAR3_TOOL_CACHE", str(shared / "tool-outputs"))  # one nvdisasm run per cubin per run
+        mp.setenv("MLA_VAR3_TOOL_CACHE", str(_tool_cache(pytestconfig) or shared / "tool-outputs"))
         yield folder
 
 
