@@ -27,7 +27,7 @@ from mla_var3.knowledge.frontmatter import FrontMatter
 
 Kind = Literal["optimization", "anti-pattern", "devlog", "study-note", "path", "concept"]
 Scope = Literal["shared", "cute-dsl"]
-Status = Literal["draft", "compile-verified", "run-verified"]
+Status = Literal["draft", "build-verified", "compile-verified", "run-verified"]
 Arch = Literal["sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_100f", "sm_103a", "sm_120a"]
 VerdictWord = Literal["confirms", "refines", "contradicts"]
 
@@ -37,7 +37,7 @@ STATUSES: tuple[str, ...] = get_args(Status)
 ARCHS: tuple[str, ...] = get_args(Arch)
 VERDICTS: tuple[str, ...] = get_args(VerdictWord)
 PATTERN_KINDS = ("optimization", "anti-pattern")
-VERIFIED = ("compile-verified", "run-verified")
+BUILD_VERIFIED = "build-verified"  # every claim backed by code the site build runs (CPU), none by a record
 
 # `## ` sections each kind's template defines; a page must keep all of them (any order).
 PATTERN_SECTIONS = (
