@@ -2,8 +2,9 @@
 
 The suite runs on two workers (``nox -s tests``: pytest-xdist, ``--dist loadfile``): each file's
 tests stay together on one worker (:data:`SPREAD` names the files whose tests are spread; the scheduler
-is :func:`pytest_xdist_make_scheduler`'s), and the compile cache is one folder for the run, shared by
-both workers, so a kernel one test compiled is read back by every other test that asks for the same binary.
+is :func:`pytest_xdist_make_scheduler`'s), and the compile cache is one folder shared by both workers and
+kept between runs (:data:`KEPT`), so a kernel one test compiled is read back by every other test, and by the
+next run while its sources are unchanged, that asks for the same binary.
 """
 
 from __future__ import annotations
@@ -148,47 +149,51 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip("needs third_party/cutlass (nox -s cutlass)")
 
 
-# cuobjdump/nvdisasm outputs, kept between runs in pytest's cache folder (``.pytest_cache/d/``): an output
-# is a function of the tool binary, its arguments and the cubin's bytes, which key it
-# (:mod:`mla_var3.analysis.tools`), so a kept one is what the tool would print again. Compiles are not
-# kept: every run compiles every kernel afresh, and a changed kernel is a changed cubin, a new key.
-# ``pytest --cache-clear`` (or deleting the folder) makes a cold run; a folder past TOOL_CACHE_BYTES is
-# emptied when a run starts, so entries of old cubins do not pile up.
-TOOL_CACHE = "mla_var3-tool-outputs"
-TOOL_CACHE_BYTES = 512 << 20
+# Kept between runs in pytest's cache folder (``.pytest_cache/d/``), shared by the xdist workers and the
+# site builds they start (entries are written atomically):
+# - the compile cache (:mod:`mla_var3.kernel.compile_cache`), keyed by the plan's source fingerprint (its
+#   import closure), the DSL and CUDA versions, the arch, the config, the dtype and the static shape: an
+#   edit to a kernel or a new DSL is a new key, so a run compiles what changed since the last one and
+#   reads back what did not. Direct ``cute.compile`` calls (the snippets, the compile cache's own tests,
+#   which take ``tmp_cache``) compile every run.
+# - cuobjdump/nvdisasm outputs (:mod:`mla_var3.analysis.tools`), keyed by the tool binary, its arguments
+#   and the cubin's bytes.
+# ``pytest --cache-clear`` starts cold, compiling every kernel afresh (a fresh clone, so CI, always does);
+# a folder past KEPT_BYTES is emptied when a run starts, so entries of old sources do not pile up.
+KEPT = {"MLA_VAR3_CACHE_DIR": "mla_var3-compile-cache", "MLA_VAR3_TOOL_CACHE": "mla_var3-tool-outputs"}
+KEPT_BYTES = 1 << 30
 
 
-def _tool_cache(config: pytest.Config) -> Path | None:
-    """The folder of kept tool outputs (:data:`TOOL_CACHE`); None without pytest's cache."""
-    cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider
-    return cache.mkdir(TOOL_CACHE) if cache is not None else None
+def _kept(config: pytest.Config, env: str) -> Path | None:
+    """The folder :data:`KEPT` names for ``env``; None without pytest's cache (``-p no:cacheprovider``)."""
+    cache = getattr(config, "cache", None)
+    return cache.mkdir(KEPT[env]) if cache is not None else None
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Empty the kept tool outputs past :data:`TOOL_CACHE_BYTES` (once, before any xdist worker starts)."""
-    folder = _tool_cache(session.config)
-    if folder is None or os.environ.get("PYTEST_XDIST_WORKER"):
+    """Empty a kept folder past :data:`KEPT_BYTES` (once: on the controller, before any xdist worker starts)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    if sum(f.stat().st_size for f in folder.iterdir() if f.is_file()) > TOOL_CACHE_BYTES:
-        shutil.rmtree(folder)
-        folder.mkdir()
+    for env in KEPT:
+        folder = _kept(session.config, env)
+        if folder is not None and sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) > KEPT_BYTES:
+            shutil.rmtree(folder)
+            folder.mkdir()
 
 
 @pytest.fixture(scope="session", autouse=True)
 def session_compile_cache(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[Path]:
-    """One compile cache for the run (never the user's ~/.cache): tests that inspect a binary
-    share its entry, across xdist workers too (their temporary folders have one parent; entries
-    are written atomically); tests of the cache itself take ``tmp_cache`` or ``fresh_compile_cache``.
-    Tool outputs (nvdisasm, cuobjdump) go to :data:`TOOL_CACHE`, shared by the workers and the site
-    builds they start, and kept for the next run."""
+    """The compile cache and the tool outputs of :data:`KEPT` (never the user's ~/.cache): tests that
+    inspect a binary share its entry, across xdist workers and runs; tests of the cache itself take
+    ``tmp_cache`` or ``fresh_compile_cache``. Without pytest's cache, folders of this run's own."""
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    folder = shared / "compile-cache"
-    folder.mkdir(exist_ok=True)
+    folders = {env: _kept(pytestconfig, env) or shared / name for env, name in KEPT.items()}
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("MLA_VAR3_CACHE_DIR", str(folder))
-        mp.setenv("MLA_VAR3_TOOL_CACHE", str(_tool_cache(pytestconfig) or shared / "tool-outputs"))
-        yield folder
+        for env, folder in folders.items():
+            folder.mkdir(exist_ok=True)
+            mp.setenv(env, str(folder))
+        yield folders["MLA_VAR3_CACHE_DIR"]
 
 
 @contextmanager
