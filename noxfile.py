@@ -56,7 +56,9 @@ def _ensure_chromium(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """The CPU test suite (GPU tests skip, saying why), the browser test included, on two workers
-    unless the arguments say otherwise (``nox -s tests -- -n 0 tests/test_cli.py``)."""
+    unless the arguments say otherwise (``nox -s tests -- -n 0 tests/test_cli.py``). Compiled kernels
+    and tool outputs are kept between runs in ``.pytest_cache/`` (tests/conftest.py's ``KEPT``);
+    ``nox -s tests -- --cache-clear`` starts cold."""
     _install(session, "docs,dev,analysis,tvm")
     _ensure_chromium(session)
     session.run("pytest", *XDIST, *session.posargs, env=QUIET_ENV)
