@@ -69,6 +69,7 @@ def test_values_carry_units_and_provenance(fake_env: Path) -> None:  # noqa: F81
     assert ">97.96 %<" in render.render_evidence_value("fake_good", "n8-float32", "ncu.tc_pct")
     assert ">40.00 %<" in render.render_evidence_value("fake_good", "n8-float32", "annotation.timeline.overlap.overlap_fraction")
     assert ">100 µs<" in render.render_evidence_value("fake_good", "n8-float32", "timing.median_us")
+    assert ">20<" in render.render_evidence_value("fake_good", "n8-float32", "timing.warmup")  # a count, not "20.00"
     assert ">0.00 TFLOP/s<" in render.render_evidence_value("fake_good", "n8-float32", "tflops")  # 8 FLOP in 100 us
     assert "NVIDIA H200 096f7439, n8-float32, 2026-11-30" in render.render_evidence_value("fake_good", "n8-float32", "gbps")
     with pytest.raises(EvidenceError, match="has no field 'ncu.nope'"):

@@ -197,7 +197,8 @@ def render_evidence_value(kernel: str, config: str, field: str) -> str:
     value, unit = record_value(record, field)
     title = f"{record.device.short() if record.mode == 'run' else record.arch}, {record.config}, {record.date[:10]}, {record.git_sha[:10]}"
     stale = None if status.ok else status.status
-    shown = span(f"{value:,.{2 if abs(value) < 100 else 0}f}{unit}", title, stale)
+    digits = 0 if (not unit and value.is_integer()) or abs(value) >= 100 else 2  # counts show as counts
+    shown = span(f"{value:,.{digits}f}{unit}", title, stale)
     return _raise_or(shown, None if status.ok else f"{kernel}/{config} is {status.status}: {status.detail}")
 
 
