@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from mla_var3.kernel.arch import Arch
+from mla_var3.kernel.backends import Compiled
 from mla_var3.kernel.errors import UnsupportedShapeError
 from mla_var3.kernel.registry import get_plan
 
@@ -28,9 +29,12 @@ PING_PONG = {"fmha_hopper_v2", "fmha_hopper_v3"}
 ISSUE_SHAPE = {"b": 2, "s": 8192, "t": 8192, "h": 16, "hk": 16, "d": 128}
 
 
-def _compile(name: str, causal: int, tile_n: int = 128, dtype: str = "bfloat16"):
+def _compile(name: str, causal: int, tile_n: int = 128, dtype: str = "bfloat16") -> Compiled:
+    """The plan's binary from the compile cache (the registry test and the next run read the same entry)."""
+    from mla_var3.kernel.compile_cache import compile_cached
+
     plan = get_plan(name)(dtype)
-    return plan.plan({"tile_n": tile_n}).compile({**ISSUE_SHAPE, "causal": causal}, SM90A)
+    return compile_cached(plan, {"tile_n": tile_n}, {**ISSUE_SHAPE, "causal": causal}, SM90A, need_function=False).compiled
 
 
 def _sass(cubin: bytes) -> tuple[dict[str, int], str]:
