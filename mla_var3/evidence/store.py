@@ -50,16 +50,28 @@ def read_json(text: str, where: str) -> AnyRecord:
     return record_from_json(data, where)
 
 
+# Parsed records by (path, file text): a site build reads each group record once per directive that shows
+# it (hundreds of times); keyed by the text itself, a rewritten file is parsed again. Records are frozen.
+_PARSED: dict[tuple[str, str], AnyRecord] = {}
+_PARSED_MAX = 4096
+
+
 def load(path: Path) -> AnyRecord:
     """Read and check one record file; a malformed or misplaced record is an error naming it."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise EvidenceError(f"{path}: not a readable evidence record ({exc})") from exc
+    key = (str(path), text)
+    if key in _PARSED:
+        return _PARSED[key]
     record = read_json(text, str(path))
     expected = relative_path(record)
     if path.parts[-len(expected.parts) :] != expected.parts:
         raise EvidenceError(f"{path}: record says {expected.as_posix()} but lies elsewhere; move or re-verify it")
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.clear()
+    _PARSED[key] = record
     return record
 
 
