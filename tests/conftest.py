@@ -241,6 +241,16 @@ def warm_python() -> Iterator[Any]:
 
 
 @pytest.fixture
+def fixture_root(tmp_path: Path) -> Path:
+    """A copy of the fixture site (tests/fixtures/site) with the CUTLASS pin, to edit pages in."""
+    root = tmp_path / "root"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "site", root, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "third_party").mkdir()
+    shutil.copy(ROOT / "third_party" / "cutlass.lock", root / "third_party" / "cutlass.lock")
+    return root
+
+
+@pytest.fixture
 def cli_error(capsys: pytest.CaptureFixture[str]) -> Callable[[list[str]], str]:
     """Run ``python -m mla_var3.kernel ARGS`` in this process (``main`` returns the exit code the
     process would); it must exit 2 with exactly one line on stderr and no output: that line."""

@@ -5,7 +5,6 @@ they should, CUTLASS citations are checked, and the page model other layers read
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,16 +31,6 @@ from mla_var3.knowledge.symbols import SymbolResolver
 from mla_var3.project import read_pin
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURE = REPO / "tests" / "fixtures" / "site"
-
-
-@pytest.fixture
-def fixture_root(tmp_path: Path) -> Path:
-    root = tmp_path / "root"
-    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "third_party").mkdir()
-    shutil.copy(REPO / "third_party" / "cutlass.lock", root / "third_party" / "cutlass.lock")
-    return root
 
 
 def test_repository_pages_pass_every_check() -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import runpy
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +28,6 @@ from mla_var3.knowledge import KnowledgeBuild, layout
 from mla_var3.knowledge.nav import build_nav
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURE = REPO / "tests" / "fixtures" / "site"
 NEVER_RUN = Group("never_run", "a group no GPU has timed", "fake_good", (Member("fake_good"), Member("fake_raises")), ("n16-float32",))
 
 
@@ -59,12 +57,9 @@ def generated(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[KnowledgeBui
 
 
 @pytest.fixture
-def fixture_root(tmp_path: Path) -> Path:
-    """The fixture site, its alpha page citing the fake group's record too."""
-    root = tmp_path / "root"
-    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "third_party").mkdir()
-    shutil.copy(REPO / "third_party" / "cutlass.lock", root / "third_party" / "cutlass.lock")
+def fixture_root(fixture_root: Path) -> Path:
+    """The fixture site (conftest's), its alpha page citing the fake group's record too."""
+    root = fixture_root
     alpha = root / "docs/knowledge/optimizations/alpha.md"
     cited = "  - {group: fixture_group, config: n1024-bfloat16}\n"
     alpha.write_text(alpha.read_text().replace(cited, cited + "  - {group: fake_pair, config: n8-float32}\n"))

@@ -5,7 +5,6 @@ build-verified pages pass."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,15 +12,12 @@ import pytest
 from mla_var3.knowledge import load_site, read_page, status_claim_problems
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURE = REPO / "tests" / "fixtures" / "site"
 EXECUTED = '\n```python exec="on"\nprint("ran at build time")\n```\n'
 
 
 @pytest.fixture
-def beta(tmp_path: Path) -> Path:
-    root = tmp_path / "root"
-    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("__pycache__"))
-    page = root / "docs/knowledge/anti-patterns/beta.md"
+def beta(fixture_root: Path) -> Path:
+    page = fixture_root / "docs/knowledge/anti-patterns/beta.md"
     page.write_text(page.read_text().replace("status: draft", "status: build-verified"))
     return page
 
