@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -42,6 +43,8 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("--prof-type", "--prof_type", dest="prof_type", choices=("ncu", "sanitize", "annotation"), required=True)
     pr.add_argument("--only", default=None, help="glob on <kernel>/<config>")
     pr.add_argument("--timeout", type=float, default=600.0)
+    pr.add_argument("--kernel-regex", default=None,
+                    help="ncu: measure the launch matching this regex instead of the plan's ncu_kernel_regex")
     pr.add_argument("--docs", type=Path, default=REPO_ROOT / "docs")
     c = sub.add_parser("compare", help="a comparison group's table (the workflow's columns) as Markdown")
     c.add_argument("group", help="a group declared in mla_var3/evidence/groups.py")
@@ -107,6 +110,10 @@ def _dispatch(args: argparse.Namespace) -> int:  # noqa: C901 - one branch per c
         from mla_var3.evidence.targets import collect
         from mla_var3.evidence.verify import profile_one, summary_table
 
+        if args.kernel_regex:
+            from mla_var3.kernel.profiling import NCU_KERNEL_REGEX_ENV
+
+            os.environ[NCU_KERNEL_REGEX_ENV] = args.kernel_regex  # the profiling child inherits it
         chosen = [t for t in collect(args.docs) if not t.group and (args.only is None or fnmatch.fnmatch(t.label, args.only))]
         outcomes = []
         for n, target in enumerate(chosen, 1):

@@ -5,11 +5,15 @@ under the tool, with timing off, so exactly the kernel's own launch is measured.
 come back as plain dicts under ``RunResult.profile[<mode>]`` with their own date and shape;
 the evidence layer files them as sections of the record. The sanitizer runs the shape the
 user gave, else the plan's first check shape (small, with ragged tails), and says which.
+ncu measures the one launch matching the plan's ``ncu_kernel_regex``; the environment variable
+``MLA_VAR3_NCU_KERNEL_REGEX`` (``profile --kernel-regex``) overrides it for a kernel whose plan
+cannot change without staling its records (the regex used is in the section's ``command``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -19,6 +23,7 @@ from mla_var3.kernel.plan import KernelPlan, Shape, shape_slug
 from mla_var3.kernel.runner import RunRequest, RunResult, run_plan
 from mla_var3.project import REPO_ROOT
 
+NCU_KERNEL_REGEX_ENV = "MLA_VAR3_NCU_KERNEL_REGEX"
 ALLOW_LIST = REPO_ROOT / "evidence" / "sanitizer-allow.yaml"
 _STRIP = ("--prof_type", "--prof-type", "--json", "--iters", "--check", "--no_bench", "--no-bench")
 
@@ -63,7 +68,8 @@ def run_profiled(
     elif prof_type == "ncu":
         from mla_var3.profile.ncu import run_ncu
 
-        ncu = run_ncu(child_command(plan, argv, shape, []), kernel_regex=plan.ncu_kernel_regex)
+        regex = os.environ.get(NCU_KERNEL_REGEX_ENV) or plan.ncu_kernel_regex
+        ncu = run_ncu(child_command(plan, argv, shape, []), kernel_regex=regex)
         profile = ncu.to_dict() | {"shape": shape, "clock_control": "none"}
     else:
         from mla_var3.profile.sanitizer import load_allow_list, run_sanitizer

@@ -12,6 +12,8 @@
 #                               a profile section of a run record already in the evidence folder
 #                               (verify the record earlier in the same queue: profile skips targets
 #                               without one)
+#   ncu@<regex>:<glob>          ncu on the launch matching <regex> (profile --kernel-regex), for a
+#                               kernel whose plan's ncu_kernel_regex does not name it
 #   pytest:<test files>         the GPU tests of those files (pytest -m gpu, 150 s at most)
 # Environment: MLA_VAR3_EVIDENCE_DIR (default /tmp/evidence-queue; it persists on a warm machine, so
 # a second call's archive holds the first call's records too), CHECK_JOBS (verify --check-jobs, 3).
@@ -41,6 +43,9 @@ for item in "$@"; do
   if [ "$left" -le 25 ]; then echo "=== skipped (no time left): $item" >> "$log"; continue; fi
   echo "=== $item ($left s left) $(date -u +%T)" >> "$log"
   case "$item" in
+    ncu@*:*)
+      regex=${item#ncu@}
+      cmd=(python -m mla_var3.evidence profile --prof-type ncu --timeout 150 --kernel-regex "${regex%%:*}" --only "${item#*:}") ;;
     ncu:*|sanitize:*|annotation:*)
       cmd=(python -m mla_var3.evidence profile --prof-type "${item%%:*}" --timeout 150 --only "${item#*:}") ;;
     pytest:*)
