@@ -76,6 +76,20 @@ def test_values_carry_units_and_provenance(fake_env: Path) -> None:  # noqa: F81
         render.render_evidence_value("fake_good", "n8-float32", "ncu.nope")
 
 
+def test_a_value_from_a_list_is_picked_by_name(fake_env: Path) -> None:  # noqa: F811
+    from mla_var3.profile.annotation import KernelStats, TraceSummary
+
+    kernels = [KernelStats("attention_kernel_0", 10, 400.0, 40.0, 39.0, 41.0), KernelStats("combine_kernel_0", 10, 90.0, 9.0, 8.5, 9.5)]
+    annotation = AnnotationSection("2026-11-30T12:00:00+00:00", summary=TraceSummary(kernels, []))
+    save(dataclasses.replace(fresh_run(), annotation=annotation), fake_env)
+    assert ">9.00 µs<" in render.render_evidence_value("fake_good", "n8-float32", "annotation.summary.kernels[combine].median_us")
+    assert ">40.00 µs<" in render.render_evidence_value("fake_good", "n8-float32", "annotation.summary.kernels[attention].median_us")
+    with pytest.raises(EvidenceError, match="selects 2 entries named like '_kernel'"):
+        render.render_evidence_value("fake_good", "n8-float32", "annotation.summary.kernels[_kernel].median_us")
+    with pytest.raises(EvidenceError, match="selects 0 entries"):
+        render.render_evidence_value("fake_good", "n8-float32", "annotation.summary.kernels[gemm].median_us")
+
+
 def test_a_value_from_a_profile_section_the_record_lacks_is_a_claim_problem(fake_env: Path) -> None:  # noqa: F811
     save(fresh_run(), fake_env)  # a fresh re-verify: no ncu or annotation section yet
     with pytest.raises(ClaimProblem) as problem:

@@ -159,14 +159,29 @@ def record_view(record: Record) -> dict[str, Any]:
     return dump(record) | {"roofline": rf.to_dict() if rf else None}
 
 
+def _named_item(items: Any, text: str, record: Record, field: str) -> Any:
+    """The one entry of a list of dicts whose ``name`` contains ``text`` (``kernels[combine]``)."""
+    found = [item for item in items if isinstance(item, dict) and text in str(item.get("name", ""))] if isinstance(items, list) else []
+    if len(found) != 1:
+        raise EvidenceError(
+            f"record {record.kernel}/{record.config}: field {field!r} selects {len(found)} entries named like "
+            f"{text!r}; name one entry exactly (its names are in the record)"
+        )
+    return found[0]
+
+
 def record_value(record: Record, field: str) -> tuple[float, str]:
-    """A number from a record by dotted path (``timing.median_us``) or a derived name (``tflops``), and its unit."""
+    """A number from a record by dotted path (``timing.median_us``; ``kernels[combine]`` picks the list
+    entry whose name contains ``combine``) or a derived name (``tflops``), and its unit."""
     path, scale, unit = DERIVED.get(field, (field, 1.0, ""))
     value: Any = record_view(record)
     for part in path.split("."):
-        if not isinstance(value, dict) or part not in value or value[part] is None:
+        key, _, pick = part.partition("[")
+        if not isinstance(value, dict) or key not in value or value[key] is None:
             raise EvidenceError(f"record {record.kernel}/{record.config}/{record.device_slug} has no field {field!r}")
-        value = value[part]
+        value = value[key]
+        if pick:
+            value = _named_item(value, pick.removesuffix("]"), record, field)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise EvidenceError(f"record {record.kernel}/{record.config}: field {field!r} is not a number")
     name = path.rsplit(".", 1)[-1]
