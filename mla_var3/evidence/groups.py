@@ -370,6 +370,23 @@ GROUPS += (
     ),
 )
 
+# Issue 10, split-K (hopper_gemm_splitk: the v5 kernel over (tile, K slice) units, fp32 partials and a
+# reduce, splits by its plan's rule) against the config rule's pick where C has few tiles or ragged waves.
+GROUPS += (
+    Group(
+        "gemm_bf16_splitk",
+        "bf16 GEMM where the config rule's pick trails cuBLAS (skinny M = 16/64 x 8192 x 8192, 9616 x 784 x "
+        "7280, 1024^3): hopper_gemm_auto and the split-K variant hopper_gemm_splitk against cuBLAS",
+        reference="cublas_gemm",
+        members=(Member("cublas_gemm"), Member("hopper_gemm_auto"), Member("hopper_gemm_splitk")),
+        shapes=tuple(
+            f"{s}-bfloat16"
+            for s in ("m16-n8192-k8192", "m64-n8192-k8192", "m9616-n784-k7280", "m1024-n1024-k1024")
+        ),
+        launches_per_round=200,  # ~7 us (1024^3) to ~0.2 ms (9616 x 784 x 7280): rounds of ~1.4-40 ms
+    ),
+)
+
 def all_groups() -> dict[str, Group]:
     return {g.name: g for g in GROUPS}
 

@@ -142,12 +142,27 @@ def picks_table(shapes: tuple[tuple[int, int, int], ...], dtype: str = "bfloat16
     return "\n".join(rows)
 
 
+def split_rule_pick(m: int, n: int, k: int, dtype: str = "bfloat16") -> str:
+    """``hopper_gemm_splitk``'s rule at M x N x K: its pick, the units and the model's time against
+    the config rule's unsplit pick (the same model; it rates an SM's intake at 64 B per clock, so it
+    cannot see the per-SM feed limit the split rule acts on)."""
+    from mla_var3.kernel.cute_python.gemm.hopper_gemm.split_k.plan import estimate_splitk, pick_splitk
+
+    split = estimate_splitk(m, n, k, pick_splitk(m, n, k, dtype), dtype)
+    plain = estimate(m, n, k, pick_config(m, n, k, dtype), dtype)
+    return (
+        f"{split.config}: {split.units} units in {split.waves} wave(s), {_us(split.time_us * 1e-6)} "
+        f"({split.bound}-bound) against {_us(plain.time_us * 1e-6)} unsplit"
+    )
+
+
 __all__ = [
     "STEPS",
     "one_config_loss",
     "picks_table",
     "rule_pick",
     "split_k_time",
+    "split_rule_pick",
     "step_gain",
     "step_seconds",
     "step_time",
