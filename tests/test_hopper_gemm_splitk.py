@@ -223,6 +223,12 @@ def test_reduce_loads_each_slice_with_one_128_bit_load_after_the_pdl_wait(key: s
     assert _count(reduce, "FADD") >= 4 * (splits - 1)
 
 
+@pytest.mark.parametrize("key", ["m16", "long_k"])
+def test_gemm_triggers_the_reduce_early(key: str) -> None:
+    gemm = _kernels_sass(key)["gemm"]
+    assert "PREEXIT" in gemm, "griddepcontrol.launch_dependents: the reduce launches before the GEMM ends"
+
+
 @pytest.mark.parametrize("key", ["m9616", "m1024"])
 def test_unsplit_pick_is_the_v5_kernel(key: str) -> None:
     sass = _kernels_sass(key)

@@ -1,7 +1,7 @@
 """Split-K Hopper GEMM (sm_90a): the v5 kernel (``HopperGemmWS``) over (output tile, K slice) work units,
 fp32 partial tiles into a workspace, then a vectorized reduce kernel that sums them into C.
 
-When C has few tiles (M = 16 x N = 8192: 64 tiles of 64 x 128 for 132 SMs; 1024^3), too few CTAs
+When C has few tiles (M = 16 x N = 8192: 64 tiles of 64 x 128 for 132 SMs), too few CTAs
 stream A and B: each SM's intake, not the GPU's, bounds the time. Splitting K into ``splits``
 slices multiplies the work units without shrinking the tile:
 
@@ -16,14 +16,15 @@ slices multiplies the work units without shrinking the tile:
   (SMEM ring + TMA store, rows past M clipped) stores it unchanged, with an fp32 ring;
 - the **reduce kernel** reads the ``splits`` partials of 4 consecutive columns with one 128-bit
   load each (all in flight before the first add), sums them in fp32 and stores 4 elements of C.
-  It is launched with PDL (``griddepcontrol.wait`` first), so its launch overlaps the GEMM's tail.
+  It is launched with PDL: the GEMM triggers it early (``griddepcontrol.launch_dependents``) and
+  it waits (``griddepcontrol.wait``) before its first load, so its launch overlaps the GEMM.
 
-What the subclass overrides: the two warp roles' loops (``_produce``/``_consume``: the unit
-count and each unit's K range are not seams of the v5 kernel) and the epilogue's register ->
-SMEM atom (``stmatrix`` stores 16-bit values; fp32 takes plain ``st.shared``, as
-dense_gemm_persistent.py:799-818 selects by the output width). Everything else -- TMA atoms,
-pipeline, warp specialization, tile order, the per-subtile TMA-store epilogue -- is the v5
-kernel's own code.
+What the subclass overrides: ``_attach_probes`` (the v5 kernel's kernel-scope hook, here the PDL
+trigger), the two warp roles' loops (``_produce``/``_consume``: the unit count and each unit's K
+range are not seams of the v5 kernel) and the epilogue's register -> SMEM atom (``stmatrix``
+stores 16-bit values; fp32 takes plain ``st.shared``, as dense_gemm_persistent.py:799-818
+selects by the output width). Everything else -- TMA atoms, pipeline, warp specialization,
+tile order, the per-subtile TMA-store epilogue -- is the v5 kernel's own code.
 """
 
 from dataclasses import replace
@@ -146,6 +147,17 @@ class HopperGemmSplitK(HopperGemmWS):
         )
 
     # --- device side: the GEMM over (tile, K slice) units ---------------------------------
+    def _attach_probes(
+        self, ab_pipeline: pipeline.PipelineTmaAsync, extra: cute.Tensor | None
+    ) -> pipeline.PipelineTmaAsync:
+        """The v5 kernel's one kernel-scope hook before the warp roles (its instrumentation seam),
+        used for PDL: once every GEMM CTA is resident and past this point, the reduce grid may
+        launch onto SMs the GEMM leaves idle, where it waits in ``griddepcontrol.wait``. Every
+        GEMM CTA is resident already (the persistent grid is at most what fits), so the early
+        reduce CTAs cannot hold SMs a GEMM CTA needs."""
+        cute.arch.griddepcontrol_launch_dependents()
+        return ab_pipeline
+
     @cute.jit
     def _unit(
         self, work: cutlass.Int32, cluster_tiles: cutlass.Int32, k_tiles: cutlass.Int32

@@ -1,4 +1,4 @@
-"""Plan for ``hopper_gemm_splitk``: the v5 GEMM over (tile, K slice) units + a reduce, splits picked per shape.
+"""Plan for ``hopper_gemm_splitk``: the v5 GEMM over (tile, K slice) units + a reduce, split per shape.
 
 **The split rule** (:func:`pick_splitk`). When C has fewer tiles than the GPU has SMs, the
 persistent grid leaves SMs idle and each running CTA streams its operands alone: what one SM
@@ -201,12 +201,16 @@ class HopperGemmSplitKPlan(HopperGemmAutoPlan):
     )
     static_shape_params: ClassVar[tuple[str, ...] | None] = None  # the rule's pick depends on M, N and K
 
+    def __init__(self, dtype: str | None = None) -> None:
+        super().__init__(dtype)
+        self._workspaces: dict[tuple[Any, ...], Any] = {}  # fp32 workspaces by (C's address, device, shape)
+
     def validate_shape(self, shape: Shape) -> None:
         super().validate_shape(shape)
         if shape["m"] * shape["n"] > MAX_C_ELEMENTS:
             raise UnsupportedShapeError(
-                f"{self.name} indexes C in 4-element vectors with 32-bit integers: M x N (={shape['m'] * shape['n']}) "
-                f"must be at most {MAX_C_ELEMENTS}; use hopper_gemm_auto"
+                f"{self.name} indexes C in 4-element vectors with 32-bit integers: M x N "
+                f"(={shape['m'] * shape['n']}) must be at most {MAX_C_ELEMENTS}; use hopper_gemm_auto"
             )
 
     def _autotune_configs(self) -> list[Config]:
@@ -247,8 +251,6 @@ class HopperGemmSplitKPlan(HopperGemmAutoPlan):
 
         gemm = HopperGemmSplitK(**{k: tuple(v) if isinstance(v, list) else v for k, v in config.items()})
         cluster_size = gemm.cluster_mn[0] * gemm.cluster_mn[1]
-        # One workspace per output buffer, held here: the bound launch only has its address.
-        workspaces: dict[tuple[Any, ...], Any] = {}
 
         def compile_args(shape: Shape) -> tuple[Any, ...]:
             import cutlass
@@ -262,12 +264,13 @@ class HopperGemmSplitKPlan(HopperGemmAutoPlan):
 
             a, b, c = inputs["a"], inputs["b"], outputs["c"]
             self.resolve({"m": a.shape[0], "n": b.shape[0], "k": a.shape[1]}, config)
-            # Allocated at bind, not in the timed launch, and kept for later binds to the same C.
+            # Allocated at bind, not in the timed launch; the plan holds it (the bound launch
+            # keeps only a DLPack view of it), and later binds to the same C reuse it.
             ws_shape = (c.shape[0], gemm.splits * gemm.padded_n(c.shape[1]))
             key = (c.data_ptr(), c.device, ws_shape)
-            if key not in workspaces:
-                workspaces[key] = torch.empty(ws_shape, dtype=torch.float32, device=c.device)
-            workspace = workspaces[key]
+            if key not in self._workspaces:
+                self._workspaces[key] = torch.empty(ws_shape, dtype=torch.float32, device=c.device)
+            workspace = self._workspaces[key]
             max_clusters = max_active_clusters(cluster_size, a.device.index or 0)
             return (
                 *launch_operands(a, b, c),
