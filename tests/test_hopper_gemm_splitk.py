@@ -174,6 +174,62 @@ def test_group_declares_auto_and_splitk_against_cublas() -> None:
     assert group.shapes == tuple("m{m}-n{n}-k{k}-bfloat16".format(**shape) for shape in GROUP_SHAPES.values())
 
 
+def _misplaced_epilogue_values(c_dtype: str, tile_n: int, threads: range) -> tuple[int, int]:
+    """Trace the epilogue's register -> SMEM copy on coordinate tensors: for each thread, value v of
+    subtile j of the retiled accumulator must be the tile element at (row, 32 j + col) of the
+    subtile's value v, both sides named by the copy's source layout (stmatrix moves values across
+    lanes, so a thread's SMEM addresses are not its values' coordinates); for the fp32 plain store
+    the destination layout must be that same map. Returns (mismatches, values checked)."""
+    import cutlass
+    import cutlass.cute as cute
+    import cutlass.utils.hopper_helpers as sm90_utils
+    from cutlass.cute.nvgpu import CopyUniversalOp, OperandMajorMode, warp
+
+    counts = {}
+
+    @cute.jit
+    def trace() -> None:
+        bf16 = cutlass.BFloat16
+        wg_mma = sm90_utils.make_trivial_tiled_mma(
+            bf16,
+            bf16,
+            OperandMajorMode.K,
+            OperandMajorMode.K,
+            cutlass.Float32,
+            (1, 1, 1),
+            tiler_mn=(64, tile_n),
+        )
+        if cutlass.const_expr(c_dtype == "float32"):  # the split kernel's epilogue
+            c_map = cute.make_copy_atom(warp.StMatrix8x8x16bOp(False, 4), cutlass.Float32)
+            store = cute.make_copy_atom(CopyUniversalOp(), cutlass.Float32)
+        else:  # the v5 epilogue, as a control of the check itself
+            c_map = store = cute.make_copy_atom(warp.StMatrix8x8x16bOp(False, 4), bf16)
+        r2s = cute.make_tiled_copy_S(store, cute.make_tiled_copy_C_atom(c_map, wg_mma))
+        tile, sub = cute.make_identity_tensor((64, tile_n)), cute.make_identity_tensor((64, 32))
+        bad, checked = 0, 0
+        for t in cutlass.range_constexpr(threads.start, threads.stop, threads.step):
+            acc = r2s.retile(wg_mma.get_slice(t).partition_C(tile))
+            src, dst = r2s.get_slice(t).partition_S(sub), r2s.get_slice(t).partition_D(sub)
+            n = cute.size(src)
+            for j in cutlass.range_constexpr(tile_n // 32):
+                for v in cutlass.range_constexpr(n):
+                    want = (src[v][0], 32 * j + src[v][1])
+                    bad += cutlass.const_expr((acc[j * n + v][0], acc[j * n + v][1]) != want)
+                    if cutlass.const_expr(c_dtype == "float32"):
+                        bad += cutlass.const_expr((dst[v][0], dst[v][1]) != (src[v][0], src[v][1]))
+                    checked += 1
+        counts["result"] = (bad, checked)
+
+    cute.compile(trace, options="--gpu-arch sm_90a")
+    return counts["result"]
+
+
+@pytest.mark.parametrize("c_dtype", ["bfloat16", "float32"])
+def test_fp32_epilogue_puts_every_accumulator_value_at_its_column(c_dtype: str) -> None:
+    bad, checked = _misplaced_epilogue_values(c_dtype, 128, range(0, 128, 9))
+    assert checked == 15 * 4 * 16 and bad == 0
+
+
 # --- sm_90a builds (CPU) ------------------------------------------------------------------------
 @cache
 def _compiled(key: str, dtype: str = "bfloat16"):  # noqa: ANN202 - CompileResult
