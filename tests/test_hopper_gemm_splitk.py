@@ -297,9 +297,8 @@ def test_fp16_builds_too() -> None:
 
 
 # --- on an H200 ---------------------------------------------------------------------------------
+# The group's shapes, M = 1 and a long K; RAGGED: M, N no tile multiple, K with a partial last K tile.
 GPU_SHAPES = [
-    {"m": 1000, "n": 1048, "k": 520},
-    {"m": 130, "n": 776, "k": 1096},  # ragged M, N (not a tile multiple) and K (a partial last K tile)
     {"m": 1, "n": 8192, "k": 8192},
     {"m": 16, "n": 8192, "k": 8192},
     {"m": 1024, "n": 1024, "k": 1024},
@@ -308,34 +307,46 @@ GPU_SHAPES = [
 ]
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-@pytest.mark.parametrize("shape", GPU_SHAPES, ids=str)
-def test_matches_reference_on_gpu(dtype: str, shape: dict[str, int]) -> None:
-    """The rule's config and every fixed config that takes the shape: fresh randn inputs, C
-    poisoned with NaN, the fp32 reference; a second launch on the bound workspace must agree."""
+RAGGED = [{"m": 1000, "n": 1048, "k": 520}, {"m": 130, "n": 776, "k": 1096}]
+
+
+def _check_on_gpu(plan: HopperGemmSplitKPlan, config: dict, shape: dict[str, int]) -> None:
+    """Fresh randn inputs, C poisoned with NaN, the fp32 reference; twice through one bound launch
+    (the second on the workspace the first bind allocated)."""
     import torch
 
     from mla_var3.kernel.compile_cache import compile_cached
 
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("sm_90a code runs only on compute capability 9.0")
+    kernel = plan.plan(config)
+    compiled = compile_cached(plan, config, shape, SM90A).compiled
+    inputs = plan.prepare_inputs(shape)
+    outputs = plan.allocate_outputs(inputs, shape)
+    ref = plan.reference_fn(inputs)["c"]
+    launch = kernel.bind(compiled, inputs, outputs)
+    for attempt in range(2):
+        outputs["c"].fill_(float("nan"))
+        launch()
+        torch.cuda.synchronize()
+        out = outputs["c"].float()
+        assert torch.isfinite(out).all(), f"{config} launch {attempt}: some of C was not written"
+        assert float((out - ref).norm() / ref.norm()) <= plan.tolerance(), (config, attempt)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("shape", [*RAGGED, *GPU_SHAPES], ids=str)
+def test_rule_matches_reference_on_gpu(dtype: str, shape: dict[str, int]) -> None:
+    """The rule's config (config 0): split where it splits, the v5 kernel where it does not."""
     plan = HopperGemmSplitKPlan(dtype)
-    for config in plan._autotune_configs():
-        try:
-            plan.resolve(shape, config)
-        except UnsupportedShapeError:
-            continue
-        kernel = plan.plan(config)
-        compiled = compile_cached(plan, config, shape, SM90A).compiled
-        inputs = plan.prepare_inputs(shape)
-        outputs = plan.allocate_outputs(inputs, shape)
-        ref = plan.reference_fn(inputs)["c"]
-        launch = kernel.bind(compiled, inputs, outputs)
-        for attempt in range(2):
-            outputs["c"].fill_(float("nan"))
-            launch()
-            torch.cuda.synchronize()
-            out = outputs["c"].float()
-            assert torch.isfinite(out).all(), f"{config} launch {attempt}: some of C was not written"
-            assert float((out - ref).norm() / ref.norm()) <= plan.tolerance(), (config, attempt)
+    _check_on_gpu(plan, plan.default_config(), shape)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", RAGGED, ids=str)
+@pytest.mark.parametrize("index", [1, 2, 3, 4])
+def test_fixed_configs_match_reference_on_gpu(index: int, shape: dict[str, int]) -> None:
+    """Every fixed config (64- and 128-row tiles, 2 and 4 slices, a 2 x 1 cluster) at ragged M, N, K."""
+    plan = HopperGemmSplitKPlan("bfloat16")
+    _check_on_gpu(plan, plan._autotune_configs()[index], shape)
