@@ -204,6 +204,17 @@ GROUPS: tuple[Group, ...] = (
         shapes=tuple(shape_key(mla_shape(b=b, t=8192, h=128), "bfloat16") for b in (1, 4)),
         launches_per_round=400,
     ),
+    # MLA decode v6/v7 (issue 9): the split path's partial traffic, where v5 is furthest behind FlashMLA.
+    Group(
+        "mla_decode_split_path",
+        "bf16 absorbed-MLA decode at the split shapes (b = 1, 4, 8; h_q = 128, s_k = 8192): FlashMLA against "
+        "v5, v6 (v5 + 64-bit stores of the fp32 partials) and v7 (v6 + a combine with its split weights "
+        "computed once into SMEM)",
+        reference="flashmla_decode",
+        members=tuple(Member(k) for k in ("flashmla_decode", "mla_decode_v5", "mla_decode_v6", "mla_decode_v7")),
+        shapes=tuple(shape_key(mla_shape(b=b, t=8192, h=128), "bfloat16") for b in (1, 4, 8)),
+        launches_per_round=400,
+    ),
     Group(
         "mla_decode_cutile_tilegym",
         "bf16 MLA decode in cuTile: TileGym's kernel (non-paged cache gathered outside the timed launch, tiles "
