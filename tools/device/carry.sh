@@ -15,8 +15,8 @@
 #            mla: cute + the MLA peers: FlashMLA's library (third_party/flashmla) and the
 #                cuTile cubins and cuda-tile wheel (build/cutile).
 #            quack: the CuTe DSL + quack and apache-tvm-ffi (build/quack, the RMSNorm group's
-#                peer) + only the examples the RMSNorm plans load (Blackwell's rmsnorm and
-#                reduce, helpers, utils). torch-c-dlpack-ext is left out (quack's code does not
+#                peer) + only the examples the RMSNorm plans and the PDL tutorial (which needs
+#                tvm-ffi) load (Blackwell's rmsnorm and reduce, the DSL tutorials, helpers, utils). torch-c-dlpack-ext is left out (quack's code does not
 #                import it; tvm-ffi uses it only when present).
 #   --out DIR    the folder to write, a direct child of the repository root (default .device);
 #                it is added to .git/info/exclude, so a device call carries it by name.
@@ -78,7 +78,7 @@ case "$profile" in
     quack_wheels=("$root"/build/quack/quack_kernels-*.whl "$root"/build/quack/apache_tvm_ffi-*.whl)
     for w in "${quack_wheels[@]}"; do [ -f "$w" ] || die "no quack/tvm-ffi wheel in build/quack (see mla_var3/kernel/external/reduction/quack)"; done
     payloads=("${quack_wheels[@]}" "${payloads[@]}")
-    example_dirs=(cute/blackwell/kernel/rmsnorm cute/blackwell/kernel/reduce helpers utils) ;;
+    example_dirs=(cute/blackwell/kernel/rmsnorm cute/blackwell/kernel/reduce dsl_tutorials helpers utils) ;;
 esac
 
 DSL_VERSION="4.8.1"
