@@ -36,14 +36,14 @@ GROUP_SHAPES = {
 }
 # The rule's picks at the group's shapes (the plan's docstring gives the reasoning).
 PICKS = {
-    "m16": SplitKConfig((64, 256), (1, 1), 4, 1),  # 32 tiles x 4 slices of 32 K tiles: 128 units
-    "m64": SplitKConfig((64, 256), (1, 1), 4, 1),
+    "m16": SplitKConfig((64, 128), (1, 1), 2, 1),  # 64 tiles x 2 slices of 64 K tiles: 128 units
+    "m64": SplitKConfig((64, 128), (1, 1), 2, 1),
     "m9616": SplitKConfig((128, 128), (2, 1), 1, 6),  # 532 tiles fill waves already: the v5 pick, unsplit
     "m1024": SplitKConfig((128, 64), (1, 2), 1, 8),  # 16 MiB of partials for 4 MiB of A and B: unsplit
 }
-# A long K behind a few tiles: 16 pairs of 128 x 256 x 4 slices of 64 K tiles (a 2 x 1 cluster split).
+# A long K behind a few tiles: 32 pairs of 128 x 128 x 2 slices of 128 K tiles (a 2 x 1 cluster split).
 LONG_K = {"m": 1024, "n": 1024, "k": 16384}
-LONG_K_PICK = SplitKConfig((128, 256), (2, 1), 4, 4)
+LONG_K_PICK = SplitKConfig((128, 128), (2, 1), 2, 4)
 BUILDS = {**GROUP_SHAPES, "long_k": LONG_K}
 
 
@@ -78,6 +78,12 @@ def test_shapes_whose_tiles_fill_a_wave_or_whose_partials_dominate_are_not_split
     for shape in ((2048, 2048, 2048), (8192, 8192, 8192), (9616, 784, 7280), (1024, 1024, 1024)):
         picked, rule = pick_splitk(*shape), pick_config(*shape)
         assert (picked.splits, picked.tile_mn, picked.cluster_mn) == (1, rule.tile_mn, rule.cluster_mn), shape
+
+
+def test_the_fewest_splits_that_fill_win() -> None:
+    # 64 x 256 tiles would need 4 slices to fill the GPU at M = 16, 64 x 128 tiles need 2.
+    config = pick_splitk(16, 8192, 8192)
+    assert config.splits == 2 and config.tile_mn == (64, 128)
 
 
 def test_short_k_is_never_split() -> None:

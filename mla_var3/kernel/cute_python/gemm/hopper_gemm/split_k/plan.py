@@ -1,23 +1,24 @@
 """Plan for ``hopper_gemm_splitk``: the v5 GEMM over (tile, K slice) units + a reduce, split per shape.
 
 **The split rule** (:func:`pick_splitk`). When C has fewer tiles than the GPU has SMs, the
-persistent grid leaves SMs idle and each running CTA streams its operands alone: what one SM
-takes in per clock, not DRAM, bounds the time (``hopper_gemm_auto`` at M = 16 x 8192 x 8192:
-64 CTAs of 64 x 128). Split-K multiplies the work units without shrinking the tile, so the
-rule keeps tiles large and splits K until the units fill the GPU:
+persistent grid leaves SMs idle and the running CTAs stream the operands alone
+(``hopper_gemm_auto`` at M = 16 x 8192 x 8192: 64 CTAs of 64 x 128 read all of B, each limited
+by what its SM takes in and by A boxes three-quarters out of bounds). Split-K multiplies the
+work units without shrinking the tile, spreading the same bytes over more SMs, at the price of
+fp32 partials and a reduce; so the rule splits only as much as filling the GPU needs:
 
-1. Tiles are tried largest first (the config rule's order, 128 x 256 down to 64 x 64; only
-   64-row tiles when M <= 64), each with a 2 x 1 cluster (B multicast) when its tile rows pair
-   up, else none.
-2. ``splits`` = as many as one wave of clusters holds -- ``concurrent clusters // cluster
+1. Every tile the v5 kernel runs (128 x 256 down to 64 x 64; only 64-row tiles when M <= 64)
+   is tried with a 2 x 1 cluster (B multicast) when its tile rows pair up, else none.
+2. Its ``splits`` = as many as one wave of clusters holds -- ``concurrent clusters // cluster
    tiles`` -- but at most ``min(16, k_tiles // 4)``: every slice streams at least
    :data:`MIN_K_TILES` K tiles, so its pipeline fill and its partial tile's store and reduce
    stay small against its math.
-3. The first tile whose ``splits >= 2`` units occupy at least :data:`MIN_FILL` of the SMs
-   and whose fp32 partials (``splits x M x N_pad x 4`` bytes, written once and read once) are
-   at most :data:`MAX_PARTIAL_SHARE` of the bytes of A and B is the pick: split-K pays where K
-   is long against M x N (skinny M), not where the reduce would move as many bytes as the GEMM
-   (1024^3: 16 MiB of partials for 4 MiB of operands).
+3. A tile qualifies when its ``splits >= 2`` units occupy at least :data:`MIN_FILL` of the SMs
+   and its fp32 partials (``splits x M x N_pad x 4`` bytes, written once and read once) are at
+   most :data:`MAX_PARTIAL_SHARE` of the bytes of A and B: split-K pays where K is long against
+   M x N (skinny M), not where the reduce would move as many bytes as the GEMM (1024^3: 16 MiB
+   of partials for 4 MiB of operands). The pick is the qualifying tile with the fewest splits
+   (the least partial traffic), then the larger tile.
 4. If no tile qualifies (the tiles already fill a wave, e.g. 2048^3 or 9616 x 784, or the
    partials would dominate), the pick is ``splits = 1``: the v5 kernel with the config rule's
    own pick, C written directly (no workspace, no reduce).
@@ -175,8 +176,10 @@ def split_cluster(m: int, tile_mn: tuple[int, int]) -> tuple[int, int]:
 def pick_splitk(
     m: int, n: int, k: int, dtype: str = "bfloat16", sm_count: int = H200.sm_count
 ) -> SplitKConfig:
-    """The split rule (the module docstring): the largest tile whose split units fill the GPU
-    with partials small against A and B, else one split with the config rule's pick."""
+    """The split rule (the module docstring): of the tiles whose split units fill the GPU with
+    partials small against A and B, the fewest splits, then the larger tile; else one split with
+    the config rule's pick."""
+    qualifying = []
     for tile in TILES:
         if m <= 64 and tile[0] > 64:
             continue
@@ -188,7 +191,11 @@ def pick_splitk(
         fills = cluster_tiles * splits * cluster_size >= MIN_FILL * sm_count
         partials = 4 * m * splits * padded_n(n, tile, cluster)
         if splits >= 2 and fills and partials <= MAX_PARTIAL_SHARE * (m + n) * k * element_size(dtype):
-            return SplitKConfig(tile, cluster, splits, raster_group(m, n, tile, cluster, sm_count))
+            qualifying.append(
+                SplitKConfig(tile, cluster, splits, raster_group(m, n, tile, cluster, sm_count))
+            )
+    if qualifying:
+        return min(qualifying, key=lambda c: (c.splits, -c.tile_mn[0] * c.tile_mn[1]))
     picked = pick_config(m, n, k, dtype, sm_count)
     return SplitKConfig(picked.tile_mn, picked.cluster_mn, 1, picked.raster_group_m)
 
