@@ -49,6 +49,7 @@ from mla_var3.kernel.cute_python.gemm.hopper_gemm.warp_specialized.kernel import
 REDUCE_THREADS = 256
 REDUCE_VEC = 4  # fp32 partials per 128-bit load (LDG.E.128); C is stored 4 elements at a time
 MAX_LOAD_BITS = 128
+EPI_STAGES = 4  # fp32 C ring slots per consumer warpgroup (the v5 default)
 
 
 def splitk_smem_budget(tile_mnk: tuple[int, int, int], stages: int, epi_stages: int) -> SmemBudget:
@@ -87,7 +88,7 @@ class HopperGemmSplitK(HopperGemmWS):
         cluster_mn: tuple[int, int] = (1, 1),
         splits: int = 2,
         stages: int | None = None,
-        epi_stages: int = 4,
+        epi_stages: int = EPI_STAGES,
         raster_group_m: int = 8,
     ) -> None:
         if splits < 1:
@@ -318,6 +319,7 @@ class HopperGemmSplitK(HopperGemmWS):
 
 
 __all__ = [
+    "EPI_STAGES",
     "REDUCE_THREADS",
     "REDUCE_VEC",
     "HopperGemmSplitK",

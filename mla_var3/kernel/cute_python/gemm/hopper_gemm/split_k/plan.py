@@ -133,28 +133,24 @@ def max_splits(k: int) -> int:
 
 def splitk_stages(tile_mn: tuple[int, int]) -> int:
     """A/B stages next to the fp32 C ring (the kernel's own budget)."""
-    from mla_var3.kernel.cute_python.gemm.hopper_gemm.split_k.kernel import splitk_max_stages
+    from mla_var3.kernel.cute_python.gemm.hopper_gemm.split_k.kernel import EPI_STAGES, splitk_max_stages
 
-    return splitk_max_stages((*tile_mn, TILE_K), 4)
+    return splitk_max_stages((*tile_mn, TILE_K), EPI_STAGES)
 
 
 def estimate_splitk(
     m: int, n: int, k: int, config: SplitKConfig, dtype: str = "bfloat16", machine: Machine = H200
 ) -> SplitKEstimate:
     """The model's time of ``config`` at M x N x K (see the module docstring)."""
-    base = GemmConfig(config.tile_mn, config.cluster_mn, 0, config.raster_group_m)
+    tile, cluster, raster = config.tile_mn, config.cluster_mn, config.raster_group_m
     if config.splits == 1:  # the v5 kernel, C written directly
-        stages = max_stages(config.tile_mn, element_size(dtype))
-        e = estimate(
-            m, n, k, GemmConfig(base.tile_mn, base.cluster_mn, stages, base.raster_group_m), dtype, machine
-        )
+        unsplit = GemmConfig(tile, cluster, max_stages(tile, element_size(dtype)), raster)
+        e = estimate(m, n, k, unsplit, dtype, machine)
         return SplitKEstimate(config, e.tiles, e.waves, e.bound, e.time_us)
     splits, elem = config.splits, element_size(dtype)
-    n_pad = padded_n(n, config.tile_mn, config.cluster_mn)
+    n_pad = padded_n(n, tile, cluster)
     slice_tiles = math.ceil(math.ceil(k / TILE_K) / splits)  # the longest slice
-    gemm_config = GemmConfig(
-        base.tile_mn, base.cluster_mn, splitk_stages(config.tile_mn), base.raster_group_m
-    )
+    gemm_config = GemmConfig(tile, cluster, splitk_stages(tile), raster)
     # The split GEMM is the unsplit kernel on an (M, splits x N_pad) output with K = one slice.
     e = estimate(m, splits * n_pad, slice_tiles * TILE_K, gemm_config, dtype, machine)
     epilogue_clk = FP32_EPILOGUE_FACTOR * (config.tile_mn[1] // 32) * machine.epilogue_clk_per_subtile
