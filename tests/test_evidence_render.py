@@ -70,7 +70,8 @@ def test_values_carry_units_and_provenance(fake_env: Path) -> None:  # noqa: F81
     assert ">40.00 %<" in render.render_evidence_value("fake_good", "n8-float32", "annotation.timeline.overlap.overlap_fraction")
     assert ">100 µs<" in render.render_evidence_value("fake_good", "n8-float32", "timing.median_us")
     assert ">20<" in render.render_evidence_value("fake_good", "n8-float32", "timing.warmup")  # a count, not "20.00"
-    assert ">0.00 TFLOP/s<" in render.render_evidence_value("fake_good", "n8-float32", "tflops")  # 8 FLOP in 100 us
+    assert render._digits(0.0021, "") == 4 and render._digits(0.05, " %") == 3 and render._digits(0.5, "") == 2
+    assert ">0.000000080 TFLOP/s<" in render.render_evidence_value("fake_good", "n8-float32", "tflops")  # 8 FLOP in 100 us: two significant digits
     assert "NVIDIA H200 096f7439, n8-float32, 2026-11-30" in render.render_evidence_value("fake_good", "n8-float32", "gbps")
     with pytest.raises(EvidenceError, match="has no field 'ncu.nope'"):
         render.render_evidence_value("fake_good", "n8-float32", "ncu.nope")

@@ -18,6 +18,7 @@ the visibly marked Markdown to show instead (a warning in ``nox -s docs``, an er
 from __future__ import annotations
 
 import html
+import math
 from typing import Any
 
 from mla_var3.evidence.compare import latest, member_staleness, record_table
@@ -192,6 +193,16 @@ def record_value(record: Record, field: str) -> tuple[float, str]:
     return float(value) * scale, unit
 
 
+def _digits(value: float, unit: str) -> int:
+    """Decimals to show: none for counts and values >= 100, two as a rule, and two significant digits
+    below 0.1 (a relative error of 0.0021 must not read 0.00)."""
+    if (not unit and value.is_integer()) or abs(value) >= 100:
+        return 0
+    if value and abs(value) < 0.1:
+        return 1 - math.floor(math.log10(abs(value)))
+    return 2
+
+
 def _pick(status: EvidenceStatus) -> Record | None:
     runs = [r for r in status.records if r.mode == "run"]
     return (runs or list(status.records) or [None])[0]
@@ -212,7 +223,7 @@ def render_evidence_value(kernel: str, config: str, field: str) -> str:
     value, unit = record_value(record, field)
     title = f"{record.device.short() if record.mode == 'run' else record.arch}, {record.config}, {record.date[:10]}, {record.git_sha[:10]}"
     stale = None if status.ok else status.status
-    digits = 0 if (not unit and value.is_integer()) or abs(value) >= 100 else 2  # counts show as counts
+    digits = _digits(value, unit)
     shown = span(f"{value:,.{digits}f}{unit}", title, stale)
     return _raise_or(shown, None if status.ok else f"{kernel}/{config} is {status.status}: {status.detail}")
 
