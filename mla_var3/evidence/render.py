@@ -161,8 +161,9 @@ def record_view(record: Record) -> dict[str, Any]:
 
 
 def _named_item(items: Any, text: str, record: Record, field: str) -> Any:
-    """The one entry of a list of dicts whose ``name`` contains ``text`` (``kernels[combine]``)."""
-    found = [item for item in items if isinstance(item, dict) and text in str(item.get("name", ""))] if isinstance(items, list) else []
+    """The one entry of a list of dicts whose ``name`` (or ``kernel``) contains ``text`` (``kernels[combine]``,
+    ``analysis.resources[attention].registers``)."""
+    found = [item for item in items if isinstance(item, dict) and text in str(item.get("name", item.get("kernel", "")))] if isinstance(items, list) else []
     if len(found) != 1:
         raise EvidenceError(
             f"record {record.kernel}/{record.config}: field {field!r} selects {len(found)} entries named like "
