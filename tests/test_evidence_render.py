@@ -240,3 +240,13 @@ def test_member_checks_run_concurrently_when_asked(pair: Group, fake_env: Path, 
     monkeypatch.setattr(verify_mod, "_child_json", child)
     outcome = verify_mod.verify_group(pair, "n8-float32", gpu, True, 60, None, check_jobs=2)
     assert outcome.status == "run-verified", outcome.reason
+
+
+def test_a_launch_of_two_kernels_shows_the_hungrier_ones_registers_and_smem() -> None:
+    from mla_var3.analysis.resources import KernelResources
+    from mla_var3.evidence.model import Analysis
+
+    combine = KernelResources("kernel_combine", registers=32, static_smem_bytes=1024, local_bytes=0, stack_bytes=0, constant_bytes=0)
+    attention = KernelResources("kernel_attention", registers=254, static_smem_bytes=512, local_bytes=0, stack_bytes=0, constant_bytes=0)
+    analysis = Analysis(arch="sm_90a", dynamic_smem_bytes=224_256, resources=[combine, attention])
+    assert analysis.registers() == 254 and analysis.smem_per_block_bytes() == 1024 + 224_256

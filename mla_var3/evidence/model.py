@@ -164,12 +164,15 @@ class Analysis:
     error: str | None = None
 
     def registers(self) -> int | None:
-        return self.resources[0].registers if self.resources else None
+        """Registers per thread of the launch's hungriest kernel (a split-KV launch has a small
+        combine beside its attention kernel; the cubin lists them in no useful order)."""
+        return max(r.registers for r in self.resources) if self.resources else None
 
     def smem_per_block_bytes(self) -> int | None:
+        """SMEM per block of the kernel with the most static SMEM, plus the launch's dynamic SMEM."""
         if not self.resources:
             return None
-        return self.resources[0].static_smem_bytes + (self.dynamic_smem_bytes or 0)
+        return max(r.static_smem_bytes for r in self.resources) + (self.dynamic_smem_bytes or 0)
 
 
 @dataclass(frozen=True)
