@@ -9,10 +9,12 @@ next run while its sources are unchanged, that asks for the same binary.
 
 from __future__ import annotations
 
+import atexit
 import getpass
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -25,6 +27,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
+# Bytecode as Python keeps it by default, even where the environment turns it off (PYTHONDONTWRITEBYTECODE,
+# as on the CPU machine): otherwise every process of a run -- each worker, each site build, each CLI
+# child -- compiles the repository's modules from source and pytest rewrites every test file again
+# (~2.5 s of each worker's start). The .pyc files go to the __pycache__ folders git ignores, and Python
+# checks each against its source's mtime and size before using it.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
+    sys.dont_write_bytecode = False
 
 
 def _has_gpu() -> bool:
@@ -52,8 +61,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_PRIVATE_TMP] = folder
     if not os.environ.get("PYTEST_XDIST_WORKER"):  # the controller, or a run without workers
         config.pluginmanager.register(FileSeconds(config), "mla_var3-file-seconds")
+    else:
+        atexit.register(_end_worker)
     os.environ["TMPDIR"] = folder  # inherited by subprocesses (site builds, verify's children)
     tempfile.tempdir = folder
+
+
+def _end_worker() -> None:
+    """An xdist worker's last exit handler (registered before the tests run, so it runs after theirs):
+    leave without the interpreter's teardown. The worker has sent its results and removed its folders
+    by then; tearing down torch, the DSL's MLIR contexts and every compiled module added ~2.5 s to the
+    end of a full run, which the controller waited for."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -65,6 +86,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 # Files whose tests are independent compiles, spread over both workers; every other file's tests run
 # on one worker together, so its module-scoped fixtures (a site build, compiled kernels) run once.
 SPREAD = frozenset({"test_registry_compile.py"})
+# Files whose tests read the one build of the repository's site (:func:`real_site`): one work unit, so
+# the site is built once per run, not once per worker.
+REAL_SITE = frozenset({"test_browser.py", "test_get_started_page.py"})
 # Run first even before any run has timed it: the browser test builds the whole site (~40 s on one core).
 HEAVY = ("test_browser.py",)
 # Each test file's seconds (setup, call, teardown) in the last run that ran it, in pytest's cache.
@@ -73,8 +97,9 @@ FILE_SECONDS = "mla_var3/file_seconds"
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent without xdist
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadfile`` with the :data:`SPREAD` files' tests as work units of their own, handed out
-    in collection order (longest first: :func:`pytest_collection_modifyitems`).
+    """``--dist loadfile`` with the :data:`SPREAD` files' tests as work units of their own and the
+    :data:`REAL_SITE` files as one unit, handed out in collection order (longest first:
+    :func:`pytest_collection_modifyitems`).
 
     A scheduler, not ``xdist_group`` marks: pytest-xdist 3.8 renames a marked test's ``_nodeid``,
     which pytest 9 no longer reads, so under ``--dist loadgroup`` every test was its own unit and a
@@ -87,7 +112,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     class FileScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return nodeid if Path(path).name in SPREAD else path
+            name = Path(path).name
+            return nodeid if name in SPREAD else "real-site" if name in REAL_SITE else path
 
     config.option.loadscopereorder = False  # xdist would order the files by their number of tests
     return FileScheduling(config, log)
@@ -194,6 +220,21 @@ def session_compile_cache(tmp_path_factory: pytest.TempPathFactory, pytestconfig
             folder.mkdir(exist_ok=True)
             mp.setenv(env, str(folder))
         yield folders["MLA_VAR3_CACHE_DIR"]
+
+
+@pytest.fixture(scope="session")
+def real_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository's site, built once (``mkdocs build --strict`` in a process of its own, cold, as
+    ``nox -s docs`` runs it) for the tests that read the real build (:data:`REAL_SITE`)."""
+    out = tmp_path_factory.mktemp("real-site") / "site"
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", DISABLE_MKDOCS_2_WARNING="true")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return out
 
 
 @contextmanager
