@@ -26,6 +26,7 @@ SNIPPET_PLANS = {
     "copy_vector_width": ("copy_vec32", "copy_vec64", "copy_vec128", "copy_torch"),
     "smem_swizzle": ("transpose_smem", "transpose_smem_swizzled"),
     "async_copy_vs_tma": ("tile_load_cp_async", "tile_load_tma"),
+    "named_barrier_handoff": ("named_barrier_arrive", "named_barrier_sync"),
 }
 MEMORY_GROUPS = ("copy_vector_width", "smem_swizzle", "async_copy_vs_tma", "l2_vs_dram")
 H200_L2_BYTES = 60 << 20  # torch's L2_cache_size on our H200 (the device section of every run record)
