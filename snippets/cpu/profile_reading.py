@@ -1,9 +1,11 @@
 """Reading ncu percentages as work and traffic, from committed run records (no GPU needed).
 
-ncu reports utilisation as a share of a fixed peak per cycle, so share x cycles is proportional to
-the work done (tensor pipe: share x duration x SM clock) or the bytes moved (DRAM: share x
-duration x DRAM clock) -- comparable across kernels whose durations and clocks differ (each run
-record's ncu pass ran on its own clocks, as found). :func:`work_and_traffic` prints that table for one
+ncu reports utilisation as a share of a peak over some cycles, so share x cycles is proportional to
+the work done or the bytes moved -- comparable across kernels whose durations and clocks differ
+(each run record's ncu pass ran on its own clocks, as found). DRAM throughput is a share of the
+elapsed DRAM cycles (bytes ~ share x duration x DRAM clock); the tensor pipe is a share of the SMs'
+*active* cycles, so share x duration x SM clock is the MMA work only where the SMs are busy for
+nearly the whole launch (it overstates a launch with idle SMs). :func:`work_and_traffic` prints that table for one
 shape from the kernels' own run records, relative to a reference kernel, and marks a record that
 is not fresh (stale, failed, missing) in its row instead of hiding it.
 """
