@@ -56,6 +56,14 @@ def test_wgmma_in_flight_across_the_back_edge_is_serialized() -> None:
     assert per_thread == wgmma("same")[2] and per_thread.endswith(" 0 B local")  # not register pressure
 
 
+def test_a_partial_wait_after_a_conditional_issue_is_serialized_and_waits_inside_the_branch_are_not() -> None:
+    hgmma, depbar, _, remarks = wgmma("after")
+    assert hgmma == depbar  # a wait after every WGMMA
+    assert any(r.startswith("C7514") for r in remarks)
+    hgmma, depbar, _, remarks = wgmma("inside")
+    assert depbar < hgmma and not remarks
+
+
 @pytest.mark.parametrize("wait", ["same", "accumulate"])
 def test_waiting_in_the_iteration_or_accumulating_keeps_wgmma_async(wait: str) -> None:
     hgmma, depbar, _, remarks = wgmma(wait)

@@ -8,6 +8,12 @@ iteration. ``wait="accumulate"`` is a GEMM mainloop for comparison: one accumula
 touch, one commit group left in flight across the back-edge (``wait_group(1)``). All three are
 compiled for sm_90a on the CPU with ptxas's remarks on (``remarks{ptx}``); the SASS counts ``HGMMA``
 (WGMMA instructions) and ``WARPGROUP.DEPBAR`` (the waits ptxas placed).
+
+:func:`branch_symptom` is the branch case: the look-ahead issued only ``if more``, followed by a
+*partial* wait (``wait_group(1)``, meant to leave the look-ahead in flight while this block's own
+group completes). When the branch is not taken there is one group fewer, so ``wait_group(1)``
+waits for nothing; ptxas cannot prove the accumulator read after it safe and serializes. The fix
+puts each path's waits inside its branch, so each path's count is known.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from snippets.cpu.dsl_tools import opcode_count, sass_counts
 
 TILE = (64, 64, 64)  # M, N, K of one score tile: 4 WGMMAs of 64 x 64 x 16
 WAITS = ("next", "same", "accumulate")
+BRANCH_WAITS = ("after", "inside")
 
 
 @cute.jit
@@ -83,9 +90,51 @@ def look_ahead(out: cute.Tensor, blocks: cutlass.Int32, wait: cutlass.Constexpr)
     out[tidx] = total
 
 
+@cute.kernel
+def conditional_look_ahead(out: cute.Tensor, blocks: cutlass.Int32, wait: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    tiled_mma = sm90_utils.make_trivial_tiled_mma(
+        cutlass.BFloat16, cutlass.BFloat16, OperandMajorMode.K, OperandMajorMode.K,
+        cutlass.Float32, (1, 1, 1), tiler_mn=TILE[:2],
+    )  # fmt: skip
+    a_layout = sm90_utils.make_smem_layout_a(LayoutEnum.ROW_MAJOR, TILE, cutlass.BFloat16, 1)
+    b_layout = sm90_utils.make_smem_layout_b(LayoutEnum.ROW_MAJOR, TILE, cutlass.BFloat16, 1)
+    smem = SmemAllocator()
+    sA = smem.allocate_tensor(cutlass.BFloat16, a_layout.outer, 1024, a_layout.inner)
+    sB = smem.allocate_tensor(cutlass.BFloat16, b_layout.outer, 1024, b_layout.inner)
+    thr = tiled_mma.get_slice(tidx)
+    tCrA = tiled_mma.make_fragment_A(thr.partition_A(sA))
+    tCrB = tiled_mma.make_fragment_B(thr.partition_B(sB))
+    acc_s = cute.make_rmem_tensor(thr.partition_shape_C(TILE[:2]), cutlass.Float32)
+    acc_next = cute.make_rmem_tensor(thr.partition_shape_C(TILE[:2]), cutlass.Float32)
+    total = cutlass.Float32(0)
+    # --8<-- [start:branch]
+    for block in cutlass.range(blocks, unroll=1):
+        issue_scores(tiled_mma, acc_s, tCrA, tCrB, True)  # this block's group
+        more = block + 1 < blocks
+        if cutlass.const_expr(wait == "after"):
+            if more:
+                issue_scores(tiled_mma, acc_next, tCrA, tCrB, False)  # the look-ahead, not after the last block
+            warpgroup.wait_group(1)  # BAD: waits for this block's group only if the look-ahead was issued
+            total += acc_s.load().reduce(cute.ReductionOp.ADD, 0.0, 0)
+            warpgroup.wait_group(0)
+        else:
+            if more:
+                issue_scores(tiled_mma, acc_next, tCrA, tCrB, False)
+                warpgroup.wait_group(1)  # FIXED: each path waits for exactly what it issued
+                total += acc_s.load().reduce(cute.ReductionOp.ADD, 0.0, 0)
+                warpgroup.wait_group(0)
+            else:
+                warpgroup.wait_group(0)
+                total += acc_s.load().reduce(cute.ReductionOp.ADD, 0.0, 0)
+    # --8<-- [end:branch]
+    out[tidx] = total + acc_next.load().reduce(cute.ReductionOp.ADD, 0.0, 0)
+
+
 @cute.jit
 def launch(out: cute.Tensor, blocks: cutlass.Int32, wait: cutlass.Constexpr):
-    look_ahead(out, blocks, wait).launch(grid=[1, 1, 1], block=[128, 1, 1])
+    kernel = conditional_look_ahead if cutlass.const_expr(wait in BRANCH_WAITS) else look_ahead
+    kernel(out, blocks, wait).launch(grid=[1, 1, 1], block=[128, 1, 1])
 
 
 def wgmma_waits(wait: str) -> tuple[int, int, str, list[str]]:
@@ -104,6 +153,8 @@ LABELS = {
     "next": "wait at the top of the next iteration",
     "same": "wait in the same iteration",
     "accumulate": "GEMM mainloop, wait_group(1)",
+    "after": "look-ahead under a branch, wait_group(1) after it",
+    "inside": "look-ahead under a branch, each path's waits inside it",
 }
 
 
@@ -116,6 +167,20 @@ LABELS = {
                "GEMM mainloop, wait_group(1): 8 HGMMA, 3 WARPGROUP.DEPBAR")  # fmt: skip
 def symptom() -> None:
     for wait in WAITS:
+        hgmma, depbar, per_thread, remarks = wgmma_waits(wait)
+        print(f"{LABELS[wait]}: {hgmma} HGMMA, {depbar} WARPGROUP.DEPBAR; {per_thread}")
+        for remark in remarks:
+            print(f"  ptxas {remark}")
+
+
+@expect(prints="look-ahead under a branch, wait_group(1) after it: 8 HGMMA, 8 WARPGROUP.DEPBAR; 90 registers, 0 B local\n"
+               "  ptxas C7514 Potential Performance Loss: wgmma.mma_async instructions are serialized due to non"
+               " wgmma instructions reading accumulator registers of a wgmma between start and end of the"
+               " pipeline stage\n"
+               "look-ahead under a branch, each path's waits inside it: 8 HGMMA, 3 WARPGROUP.DEPBAR; 90 registers,"
+               " 0 B local")  # fmt: skip
+def branch_symptom() -> None:
+    for wait in BRANCH_WAITS:
         hgmma, depbar, per_thread, remarks = wgmma_waits(wait)
         print(f"{LABELS[wait]}: {hgmma} HGMMA, {depbar} WARPGROUP.DEPBAR; {per_thread}")
         for remark in remarks:
