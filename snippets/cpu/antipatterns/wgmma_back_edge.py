@@ -48,9 +48,9 @@ def issue_scores(tiled_mma: cute.TiledMma, acc: cute.Tensor, tCrA: cute.Tensor, 
     warpgroup.commit_group()
 
 
-@cute.kernel
-def look_ahead(out: cute.Tensor, blocks: cutlass.Int32, wait: cutlass.Constexpr):
-    tidx, _, _ = cute.arch.thread_idx()
+def score_operands(tidx: cutlass.Int32) -> tuple:
+    """(tiled MMA, A and B fragments over one SMEM tile each, two score accumulators) of thread
+    ``tidx`` -- called while a kernel below is traced."""
     tiled_mma = sm90_utils.make_trivial_tiled_mma(
         cutlass.BFloat16, cutlass.BFloat16, OperandMajorMode.K, OperandMajorMode.K,
         cutlass.Float32, (1, 1, 1), tiler_mn=TILE[:2],
@@ -65,6 +65,13 @@ def look_ahead(out: cute.Tensor, blocks: cutlass.Int32, wait: cutlass.Constexpr)
     tCrB = tiled_mma.make_fragment_B(thr.partition_B(sB))
     acc_s = cute.make_rmem_tensor(thr.partition_shape_C(TILE[:2]), cutlass.Float32)
     acc_next = cute.make_rmem_tensor(thr.partition_shape_C(TILE[:2]), cutlass.Float32)
+    return tiled_mma, tCrA, tCrB, acc_s, acc_next
+
+
+@cute.kernel
+def look_ahead(out: cute.Tensor, blocks: cutlass.Int32, wait: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    tiled_mma, tCrA, tCrB, acc_s, acc_next = score_operands(tidx)
     total = cutlass.Float32(0)
     issue_scores(tiled_mma, acc_next, tCrA, tCrB, False)
     warpgroup.wait_group(0)
@@ -93,20 +100,7 @@ def look_ahead(out: cute.Tensor, blocks: cutlass.Int32, wait: cutlass.Constexpr)
 @cute.kernel
 def conditional_look_ahead(out: cute.Tensor, blocks: cutlass.Int32, wait: cutlass.Constexpr):
     tidx, _, _ = cute.arch.thread_idx()
-    tiled_mma = sm90_utils.make_trivial_tiled_mma(
-        cutlass.BFloat16, cutlass.BFloat16, OperandMajorMode.K, OperandMajorMode.K,
-        cutlass.Float32, (1, 1, 1), tiler_mn=TILE[:2],
-    )  # fmt: skip
-    a_layout = sm90_utils.make_smem_layout_a(LayoutEnum.ROW_MAJOR, TILE, cutlass.BFloat16, 1)
-    b_layout = sm90_utils.make_smem_layout_b(LayoutEnum.ROW_MAJOR, TILE, cutlass.BFloat16, 1)
-    smem = SmemAllocator()
-    sA = smem.allocate_tensor(cutlass.BFloat16, a_layout.outer, 1024, a_layout.inner)
-    sB = smem.allocate_tensor(cutlass.BFloat16, b_layout.outer, 1024, b_layout.inner)
-    thr = tiled_mma.get_slice(tidx)
-    tCrA = tiled_mma.make_fragment_A(thr.partition_A(sA))
-    tCrB = tiled_mma.make_fragment_B(thr.partition_B(sB))
-    acc_s = cute.make_rmem_tensor(thr.partition_shape_C(TILE[:2]), cutlass.Float32)
-    acc_next = cute.make_rmem_tensor(thr.partition_shape_C(TILE[:2]), cutlass.Float32)
+    tiled_mma, tCrA, tCrB, acc_s, acc_next = score_operands(tidx)
     total = cutlass.Float32(0)
     # --8<-- [start:branch]
     for block in cutlass.range(blocks, unroll=1):
@@ -149,6 +143,15 @@ def wgmma_waits(wait: str) -> tuple[int, int, str, list[str]]:
     return opcode_count(sass, "HGMMA"), depbar, per_thread, numbered_remarks(printed)
 
 
+def print_forms(waits: tuple[str, ...]) -> None:
+    """One line per form of the loop (its WGMMAs, waits and registers), then ptxas's remarks on it."""
+    for wait in waits:
+        hgmma, depbar, per_thread, remarks = wgmma_waits(wait)
+        print(f"{LABELS[wait]}: {hgmma} HGMMA, {depbar} WARPGROUP.DEPBAR; {per_thread}")
+        for remark in remarks:
+            print(f"  ptxas {remark}")
+
+
 LABELS = {
     "next": "wait at the top of the next iteration",
     "same": "wait in the same iteration",
@@ -166,11 +169,7 @@ LABELS = {
                "wait in the same iteration: 8 HGMMA, 2 WARPGROUP.DEPBAR; 58 registers, 0 B local\n"
                "GEMM mainloop, wait_group(1): 8 HGMMA, 3 WARPGROUP.DEPBAR")  # fmt: skip
 def symptom() -> None:
-    for wait in WAITS:
-        hgmma, depbar, per_thread, remarks = wgmma_waits(wait)
-        print(f"{LABELS[wait]}: {hgmma} HGMMA, {depbar} WARPGROUP.DEPBAR; {per_thread}")
-        for remark in remarks:
-            print(f"  ptxas {remark}")
+    print_forms(WAITS)
 
 
 @expect(prints="look-ahead under a branch, wait_group(1) after it: 8 HGMMA, 8 WARPGROUP.DEPBAR; 90 registers, 0 B local\n"
@@ -180,8 +179,4 @@ def symptom() -> None:
                "look-ahead under a branch, each path's waits inside it: 8 HGMMA, 3 WARPGROUP.DEPBAR; 90 registers,"
                " 0 B local")  # fmt: skip
 def branch_symptom() -> None:
-    for wait in BRANCH_WAITS:
-        hgmma, depbar, per_thread, remarks = wgmma_waits(wait)
-        print(f"{LABELS[wait]}: {hgmma} HGMMA, {depbar} WARPGROUP.DEPBAR; {per_thread}")
-        for remark in remarks:
-            print(f"  ptxas {remark}")
+    print_forms(BRANCH_WAITS)
