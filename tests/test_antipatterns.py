@@ -219,3 +219,31 @@ def test_a_shared_dump_folder_hands_back_the_other_compiles_cubin() -> None:
 
     assert "artifacts.CUBIN holds negate_it; the binary the host code embeds holds double_it" in interleaved(True)
     assert "artifacts.CUBIN holds double_it;" in interleaved(False)
+
+
+# --- a missing proxy fence before a TMA store ------------------------------------------------------------
+
+
+def test_a_missing_proxy_fence_compiles_silently_and_only_the_fence_pair_disappears() -> None:
+    from collections import Counter
+
+    from mla_var3.analysis.sass import histogram_of
+    from snippets.cpu.antipatterns.proxy_fence import compiled
+
+    (fenced, fenced_said), (bare, bare_said) = compiled(True), compiled(False)
+    assert fenced_said.strip() == bare_said.strip() == ""  # no warning, even with warnings{nvvm}
+    difference = Counter(histogram_of(fenced))
+    difference.subtract(histogram_of(bare))
+    changed = {op: n for op, n in difference.items() if n and op != "NOP"}  # NOPs pad the code's alignment
+    assert changed == {"MEMBAR.ALL.CTA": 1, "FENCE.VIEW.ASYNC.S": 1}
+
+
+@pytest.mark.parametrize("proxy_fence", [True, False])
+def test_the_fence_pair_sits_between_the_last_store_and_the_barrier_before_the_tma_store(proxy_fence: bool) -> None:
+    from snippets.cpu.antipatterns.proxy_fence import sass_excerpt
+
+    lines = [line.split()[0] for line in sass_excerpt(proxy_fence).splitlines()]
+    store = lines.index(next(op for op in lines if op.startswith("UTMASTG")))
+    barrier = max(i for i in range(store) if lines[i].startswith("BAR.SYNC"))
+    before = lines[barrier - 2 : barrier] if proxy_fence else lines[barrier - 1 : barrier]
+    assert before == (["MEMBAR.ALL.CTA", "FENCE.VIEW.ASYNC.S"] if proxy_fence else ["STS"])

@@ -27,6 +27,7 @@ SNIPPET_PLANS = {
     "smem_swizzle": ("transpose_smem", "transpose_smem_swizzled"),
     "async_copy_vs_tma": ("tile_load_cp_async", "tile_load_tma"),
     "named_barrier_handoff": ("named_barrier_arrive", "named_barrier_sync"),
+    "proxy_fence_tma_store": ("tma_store_fenced", "tma_store_unfenced"),
 }
 MEMORY_GROUPS = ("copy_vector_width", "smem_swizzle", "async_copy_vs_tma", "l2_vs_dram")
 H200_L2_BYTES = 60 << 20  # torch's L2_cache_size on our H200 (the device section of every run record)
@@ -251,3 +252,33 @@ def test_snippet_plans_are_correct_on_randn(kernel: str) -> None:
     for shape in plan.check_shapes:
         result = run_plan(plan, RunRequest(shape=dict(shape), check=True, bench=False))
         assert result.mode == "run" and result.check is not None and result.check["passed"], result.check
+
+
+@pytest.mark.gpu
+def test_the_unfenced_tma_store_is_counted_and_the_fenced_one_is_exact() -> None:
+    """Both hand-off forms (``snippets/gpu/proxy_fence_tma_store.py``) over many launches at the default
+    shape, NaN-poisoned before each: the fenced one must equal ``2 x`` in every element of every launch;
+    the unfenced one's mismatched elements are counted and printed (``-s``), not judged -- a race need not
+    show in any given run, and the page says so."""
+    import torch
+
+    from mla_var3.kernel.arch import Arch
+
+    launches = 200
+    counts = {}
+    for kernel in ("tma_store_fenced", "tma_store_unfenced"):
+        plan = all_plans()[kernel]()
+        shape = plan.default_shape()
+        backend = plan.plan(plan.default_config())
+        compiled = backend.compile(shape, Arch.parse("sm_90a"))
+        inputs = plan.prepare_inputs(shape)
+        outputs = plan.allocate_outputs(inputs, shape)
+        launch, expected = backend.bind(compiled, inputs, outputs), 2.0 * inputs["x"]
+        mismatched = torch.zeros((), dtype=torch.int64, device=expected.device)
+        for _ in range(launches):
+            outputs["y"].fill_(float("nan"))
+            launch()
+            mismatched += (outputs["y"] != expected).sum()
+        counts[kernel] = int(mismatched)
+        print(f"{kernel}: {counts[kernel]} of {launches * expected.numel()} elements mismatched over {launches} launches")
+    assert counts["tma_store_fenced"] == 0
