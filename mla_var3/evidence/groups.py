@@ -398,6 +398,20 @@ GROUPS += (
     ),
 )
 
+# Anti-pattern reproductions (snippets/gpu/, pages under docs/knowledge/anti-patterns/): the bad form and the
+# fixed one timed in one run.
+GROUPS += (
+    Group(
+        "global_coalescing",
+        "fp32 copy, B = A, 256 MiB each way, through 32x32 tiles: a warp's lanes along a row (128 contiguous "
+        "bytes per request) against down a column (one matrix row apart: 32 sectors per request)",
+        reference="copy_row_walk",
+        members=(Member("copy_row_walk"), Member("copy_column_walk")),
+        shapes=("m8192-n8192-float32",),
+    ),
+)
+
+
 def all_groups() -> dict[str, Group]:
     return {g.name: g for g in GROUPS}
 
