@@ -161,3 +161,15 @@ def test_v3_matches_reference_on_gpu(shape: dict[str, int], config: dict[str, in
     assert float(row_error[worst]) <= plan.tolerance(), (
         f"row {worst}: relative error {float(row_error[worst]):.3g}"
     )
+
+
+def test_the_devlogs_rule_table_follows_the_plan() -> None:
+    from snippets.cpu.rmsnorm_v3_rule import row_ranges, rule_table
+
+    lines = rule_table().splitlines()
+    assert "| 16384 | 512 | 1 | 32 KiB | 6 | 160 KiB | 4 |" in lines
+    assert "| 20000 | 512 | 1 | 39.06 KiB | 4 | 117.2 KiB | 5 |" in lines
+    assert any(line.startswith("| 4097 | refused:") and "multiple of 8" in line for line in lines)
+    assert any(line.startswith("| 24576 | refused:") for line in lines)
+    assert row_ranges(16384, H200_SMS) == "132 CTAs: 16 of 125 rows, 116 of 124"
+    assert row_ranges(7, H200_SMS) == "7 CTAs of 1 row each"
