@@ -247,3 +247,25 @@ def test_the_fence_pair_sits_between_the_last_store_and_the_barrier_before_the_t
     barrier = max(i for i in range(store) if lines[i].startswith("BAR.SYNC"))
     before = lines[barrier - 2 : barrier] if proxy_fence else lines[barrier - 1 : barrier]
     assert before == (["MEMBAR.ALL.CTA", "FENCE.VIEW.ASYNC.S"] if proxy_fence else ["STS"])
+
+
+# --- uncoalesced global access -------------------------------------------------------------------------
+
+
+def test_the_column_walk_has_the_same_accesses_and_no_more_instructions() -> None:
+    from snippets.cpu.antipatterns.coalescing import sass
+
+    row, column = sass(False), sass(True)
+    for counts in (row, column):
+        assert {op: n for op, n in counts.items() if op.startswith(("LDG", "STG"))} == {"LDG.E": 4, "STG.E": 4}
+    def instructions(counts: dict[str, int]) -> int:
+        return sum(n for op, n in counts.items() if op != "NOP")
+
+    assert instructions(column) <= instructions(row)  # the binary does not show the bad form
+
+
+def test_a_warp_load_of_the_column_walk_touches_32_sectors_and_the_row_walk_4() -> None:
+    from snippets.cpu.antipatterns.coalescing import sector_table
+
+    rows = [line.split("|")[1:-1] for line in sector_table().splitlines()[2:]]
+    assert [(r[0].strip(), r[3].strip()) for r in rows] == [("row walk", "4"), ("column walk", "32")]

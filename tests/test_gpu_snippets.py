@@ -28,6 +28,7 @@ SNIPPET_PLANS = {
     "async_copy_vs_tma": ("tile_load_cp_async", "tile_load_tma"),
     "named_barrier_handoff": ("named_barrier_arrive", "named_barrier_sync"),
     "proxy_fence_tma_store": ("tma_store_fenced", "tma_store_unfenced"),
+    "global_coalescing": ("copy_row_walk", "copy_column_walk"),
 }
 MEMORY_GROUPS = ("copy_vector_width", "smem_swizzle", "async_copy_vs_tma", "l2_vs_dram")
 H200_L2_BYTES = 60 << 20  # torch's L2_cache_size on our H200 (the device section of every run record)
