@@ -27,6 +27,7 @@ SNIPPET_PLANS = {
     "smem_swizzle": ("transpose_smem", "transpose_smem_swizzled"),
     "async_copy_vs_tma": ("tile_load_cp_async", "tile_load_tma"),
     "named_barrier_handoff": ("named_barrier_arrive", "named_barrier_sync"),
+    "named_barrier_pingpong": ("named_barrier_pingpong",),
     "proxy_fence_tma_store": ("tma_store_fenced", "tma_store_unfenced"),
     "global_coalescing": ("copy_row_walk", "copy_column_walk"),
 }
@@ -281,5 +282,21 @@ def test_the_unfenced_tma_store_is_counted_and_the_fenced_one_is_exact() -> None
             launch()
             mismatched += (outputs["y"] != expected).sum()
         counts[kernel] = int(mismatched)
-        print(f"{kernel}: {counts[kernel]} of {launches * expected.numel()} elements mismatched over {launches} launches")
+        print(
+            f"{kernel}: {counts[kernel]} of {launches * expected.numel()} elements mismatched over {launches} launches"
+        )
     assert counts["tma_store_fenced"] == 0
+
+
+def test_pingpong_hands_the_slot_off_in_both_directions() -> None:
+    """named_barrier_pingpong: each side arrives on one barrier and waits on the other (ids 1 and 2),
+    the writer's wait and the reader's arrive predicated off for the first and last round."""
+    text, _ = _sass("named_barrier_pingpong")
+    bars = re.findall(r"(@P\d )?\s*BAR\.(ARV|SYNC)\S* (0x[12]), 0x100", text)
+    assert sorted((kind, bar) for _, kind, bar in bars) == [
+        ("ARV", "0x1"),
+        ("ARV", "0x2"),
+        ("SYNC", "0x1"),
+        ("SYNC", "0x2"),
+    ]
+    assert {bar for pred, _, bar in bars if pred} == {"0x2"}, "only the CONSUMED hand-off skips a round"
