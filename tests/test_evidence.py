@@ -111,7 +111,7 @@ def test_each_malformed_field_is_one_line_naming_file_and_field(tmp_path: Path, 
 
 
 def test_a_run_record_is_checked_as_a_run(tmp_path: Path) -> None:
-    with pytest.raises(EvidenceError, match="a run record needs correctness, ceilings and clocks"):
+    with pytest.raises(EvidenceError, match="a run record whose check passed needs timing, ceilings and clocks"):
         parse(Record, run_data(clocks=None), "r")
     with pytest.raises(EvidenceError, match="device_slug 'nvidia-h100' is not the device's slug 'nvidia-h200'"):
         parse(Record, run_data(device_slug="nvidia-h100"), "r")

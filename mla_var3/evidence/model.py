@@ -233,6 +233,60 @@ class AnnotationSection:
 PROFILE_SECTIONS = ("ncu", "sanitizer", "annotation")
 
 
+@dataclass(frozen=True)
+class MismatchCensus:
+    """Many launches on NaN-poisoned outputs, every element compared exactly with the reference rounded to
+    the output's dtype (:mod:`mla_var3.evidence.census`): per-launch counts, and the declaration's reason a
+    mismatch is expected (``None``: none may occur). ``code_hash`` is the census code's: stale when it moves."""
+
+    elements_per_launch: int
+    mismatched_per_launch: list[int]
+    nonfinite_per_launch: list[int]
+    expected: str | None
+    code_hash: str
+
+    @property
+    def launches(self) -> int:
+        return len(self.mismatched_per_launch)
+
+    @property
+    def mismatched(self) -> int:
+        """Mismatched elements summed over the launches (non-finite ones included)."""
+        return sum(self.mismatched_per_launch)
+
+    @property
+    def nonfinite(self) -> int:
+        return sum(self.nonfinite_per_launch)
+
+    @property
+    def launches_with_mismatch(self) -> int:
+        return sum(1 for m in self.mismatched_per_launch if m)
+
+    @property
+    def mismatched_fraction(self) -> float:
+        return self.mismatched / (self.launches * self.elements_per_launch)
+
+    @property
+    def passed(self) -> bool:
+        """An expected mismatch passes whatever was counted; otherwise no element may differ."""
+        return self.expected is not None or self.mismatched == 0
+
+    def check(self) -> str | None:
+        if self.elements_per_launch < 1 or not self.mismatched_per_launch:
+            return "a census needs elements_per_launch >= 1 and at least one launch"
+        if len(self.nonfinite_per_launch) != len(self.mismatched_per_launch):
+            return "mismatched_per_launch and nonfinite_per_launch must have one count per launch"
+        for i, (m, n) in enumerate(zip(self.mismatched_per_launch, self.nonfinite_per_launch, strict=True)):
+            if not 0 <= n <= m <= self.elements_per_launch:
+                return f"launch {i}: counts must satisfy 0 <= nonfinite ({n}) <= mismatched ({m}) <= elements_per_launch"
+        if self.expected is not None and not self.expected.strip():
+            return "expected is a sentence saying why a mismatch is expected, or null"
+        return None
+
+
+derived("launches", "mismatched", "nonfinite", "launches_with_mismatch", "mismatched_fraction", "passed")(MismatchCensus)
+
+
 # --- the kernel record ---------------------------------------------------------------------
 
 
@@ -275,6 +329,7 @@ class Record:
     ncu: NcuSection | None = None
     sanitizer: SanitizerSection | None = None
     annotation: AnnotationSection | None = None
+    census: MismatchCensus | None = None
 
     def check(self) -> str | None:  # noqa: C901 - one line per rule
         if self.schema_version != SCHEMA_VERSION:
@@ -294,18 +349,27 @@ class Record:
         if problem:
             return problem
         if self.mode == "run":
-            if self.correctness is None or self.ceilings is None or self.clocks is None:
-                return "a run record needs correctness, ceilings and clocks"
-            if self.correctness.passed and self.timing is None:
-                return "a passing run record needs timing"
+            # The runner stops at a failed check: such a run has no timing, ceilings or clocks to record.
+            if self.correctness is None:
+                return "a run record needs correctness"
+            if self.correctness.passed and (self.timing is None or self.ceilings is None or self.clocks is None):
+                return "a run record whose check passed needs timing, ceilings and clocks"
+        elif self.census is not None:
+            return "a census is taken on a GPU: a compile record has none"
         if self.timing is not None and not (self.timing.n > 0 and self.timing.median_us > 0):
             return "timing needs n > 0 and a positive median_us"
         return None
 
     @property
     def passed(self) -> bool:
-        """A compile record passes by existing; a run record when its correctness check passed."""
-        return self.mode == "compile" or bool(self.correctness and self.correctness.passed)
+        """A compile record passes by existing; a run record when its correctness check passed and its census
+        (if any) found no mismatch -- or when its census declares the mismatch expected: then the counts are
+        the evidence, whatever the one checked launch said."""
+        if self.mode == "compile":
+            return True
+        if self.census is not None and self.census.expected is not None:
+            return True
+        return bool(self.correctness and self.correctness.passed) and (self.census is None or self.census.passed)
 
     def roofline(self) -> Roofline | None:
         """Against this run's own ceilings (None for a compile record or a run without timing)."""
@@ -475,6 +539,7 @@ __all__ = [
     "members_source_hash",
     "GROUP_SCHEMA_VERSION",
     "MemberResult",
+    "MismatchCensus",
     "NcuSection",
     "Record",
     "SanitizerSection",

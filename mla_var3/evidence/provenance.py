@@ -140,6 +140,7 @@ def record_from_run(result: dict[str, Any], source: str, harness: str | None, sh
         "ceilings": result.get("ceilings"),
         "clocks": result.get("clocks"),
         "notes": result.get("notes", []),
+        "census": result.get("census"),
     }
     return parse(Record, scrub_paths(dump(data)), f"run of {result['kernel']}/{result['shape_key']}")
 

@@ -105,9 +105,26 @@ def render_status(status: EvidenceStatus) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _census_line(r: Record) -> list[str]:
+    """The mismatch census of a run record, in one sentence."""
+    c = r.census
+    check = r.correctness
+    failed = ([f"The checked launch failed its check ({html.escape(check.summary())}): its timing was skipped."]
+              if check and not check.passed else [])  # fmt: skip
+    if c is None:
+        return ["", *failed] if failed else []
+    total = c.launches * c.elements_per_launch
+    verdict = (f"A mismatch is expected ({html.escape(c.expected)}): the counts are the evidence, not a verdict."
+               if c.expected else "None may occur: one mismatched element fails the record.")  # fmt: skip
+    return ["", f"**Mismatch census** ({c.launches} launches on NaN-poisoned outputs, every element compared exactly "
+            f"with the reference): {c.mismatched:,} of {total:,} elements differed ({100 * c.mismatched_fraction:.4g} %), "
+            f"in {c.launches_with_mismatch} of {c.launches} launches; {c.nonfinite:,} of them non-finite. {verdict}",
+            *([""] + failed if failed else [])]  # fmt: skip
+
+
 def _profile_sections(r: Record) -> list[str]:
-    """The ncu, sanitizer and timeline sections of a run record, each with its own date."""
-    out: list[str] = []
+    """The census, and the ncu, sanitizer and timeline sections of a run record, each with its own date."""
+    out: list[str] = _census_line(r)
     ncu = r.ncu
     if ncu:
         stalls = ", ".join(f"{name} {value:.2f}" for name, value in ncu.top_stalls[:3])
@@ -217,6 +234,10 @@ def render_evidence_value(kernel: str, config: str, field: str) -> str:
         shown = span(f"missing: {html.escape(kernel)}/{html.escape(config)}/{html.escape(field)}", status.detail, "missing")
         raise ClaimProblem(f"{kernel}/{config} is missing: {status.detail}", shown)
     section = field.split(".", 1)[0]
+    if section == "census" and record.census is None:
+        why = (f"{kernel}/{config} has no census: declare one in mla_var3/evidence/census.py and re-run it on a GPU "
+               f"(`python -m mla_var3.evidence verify --force --only '{kernel}/{config}'`)")  # fmt: skip
+        raise ClaimProblem(why, span(f"missing: {html.escape(field)}", why, "missing"))
     if section in PROFILE_SECTIONS and getattr(record, section) is None:
         # A re-verify drops the profile sections of the old run (they described older code).
         why = f"{kernel}/{config} has no {section} section yet: run `python -m mla_var3.evidence profile --prof-type {PROF_TYPE.get(section, section)}`"

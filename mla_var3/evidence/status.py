@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from mla_var3.evidence.census import census_hash
 from mla_var3.evidence.groups import get_group
 from mla_var3.evidence.model import GroupRecord, Record, Upstream
 from mla_var3.evidence.provenance import harness_hash, kernel_source_hash
@@ -107,14 +108,18 @@ def status_of(kernel: str, config: str) -> EvidenceStatus:
         return EvidenceStatus(kernel, config, "stale", "; ".join(stale), records)
     runs = [r for r in records if r.mode == "run"]
     if runs:
-        return EvidenceStatus(kernel, config, "run-verified", ", ".join(r.device.short() for r in runs), records)
+        expected = " (a mismatch is expected: the census counts it)" if any(r.census and r.census.expected for r in runs) else ""
+        return EvidenceStatus(kernel, config, "run-verified", ", ".join(r.device.short() for r in runs) + expected, records)
     if runnable_here(kernel):
         return EvidenceStatus(kernel, config, "compile-only", "compiled only, but a runner of its arch exists", records)
     return EvidenceStatus(kernel, config, "compile-verified", ", ".join(r.arch for r in records), records)
 
 
 def record_staleness(record: Record) -> str | None:
-    return staleness(record.kernel, record.source_hash, record.harness_hash, record.mode, record.upstream)
+    why = staleness(record.kernel, record.source_hash, record.harness_hash, record.mode, record.upstream)
+    if why is None and record.census is not None and record.census.code_hash != census_hash():
+        return "the mismatch census (mla_var3/evidence/census.py) changed"
+    return why
 
 
 def group_staleness(record: GroupRecord) -> str | None:
