@@ -105,6 +105,7 @@ class Setup:
     loaded_bytes: int = 32768  # what the copies really bring
     consumers: int = 1  # consumer arrivals per release (one per warpgroup here)
     empty_arrivals: int = 1  # what the empty barrier was created to expect
+    copies: int = 1  # TMA copies per stage (A and B: 2), landing one time unit apart, the last at load_time
 
 
 @dataclass
@@ -116,10 +117,23 @@ class Span:
     end: int
 
 
+@dataclass(frozen=True)
+class EarlyRead:
+    """The consumer passed a stage's full barrier before all of the tile's bytes had landed."""
+
+    k: int
+    stage: int
+    time: int
+    landed_bytes: int
+    tile_bytes: int
+
+
 @dataclass
 class Run:
     spans: list[Span]
     deadlock: str | None  # who waits for what, if the run could not finish
+    early: list[EarlyRead] = field(default_factory=list)  # tiles read before their bytes landed
+    completions: list[EarlyRead] = field(default_factory=list)  # full-barrier phases completed before their tile landed
 
 
 # --8<-- [start:roles]
@@ -149,17 +163,34 @@ def simulate(s: Setup) -> Run:
     current: dict[str, tuple | None] = {name: next(gen) for name, gen in roles.items()}
     ready = {name: 0 for name in roles}  # when each role may take its next step
     since = {name: 0 for name in roles}  # when its current wait began
-    landing: dict[int, tuple[int, int]] = {}  # stage -> (time its bytes land, k)
-    landed: dict[int, int] = {}  # stage -> time its bytes landed
+    landing: list[tuple[int, int, int, int]] = []  # (time a copy lands, stage, k, bytes), one per copy
+    landed_bytes: dict[int, int] = {}  # k -> bytes of tile k landed so far
+    landed: dict[int, int] = {}  # k -> time the last byte of tile k landed
+    consumed = 0  # tiles the consumer has passed its full-barrier wait for
+    early: list[EarlyRead] = []
+    completions: list[EarlyRead] = []
+    fills = [0] * s.stages  # full-barrier phases completed per stage: the n-th is for tile stage + n * stages
+
+    def track(stage: int, before: int) -> None:  # record a full-barrier completion that left its tile short
+        if barriers["full"][stage].phase != before:
+            k = stage + fills[stage] * s.stages
+            fills[stage] += 1
+            if landed_bytes.get(k, 0) < s.loaded_bytes:
+                completions.append(EarlyRead(k, stage, t, landed_bytes.get(k, 0), s.loaded_bytes))
+
     spans: list[Span] = []
     t = 0
     while any(step is not None for step in current.values()):
-        for stage, (when, k) in list(landing.items()):
-            if when == t:
-                barriers["full"][stage].complete_tx(s.loaded_bytes)
-                spans.append(Span(f"stage {stage}", f"k={k}", "load", when - s.load_time, when))
-                landed[stage] = t
-                del landing[stage]
+        for event in [e for e in landing if e[0] == t]:  # each copy's complete-tx, as its bytes land
+            _, stage, k, nbytes = event
+            landing.remove(event)
+            before = barriers["full"][stage].phase
+            landed_bytes[k] = landed_bytes.get(k, 0) + nbytes
+            barriers["full"][stage].complete_tx(nbytes)
+            track(stage, before)
+            if landed_bytes[k] == s.loaded_bytes:
+                spans.append(Span(f"stage {stage}", f"k={k}", "load", t - s.load_time, t))
+                landed[k] = t
         moved = False
         for name, gen in roles.items():
             while (step := current[name]) is not None and ready[name] <= t:
@@ -168,28 +199,35 @@ def simulate(s: Setup) -> Run:
                     barrier = barriers[step[1]][step[2]]
                     if not barrier.passed(step[3]):
                         break
+                    if step[1] == "full":
+                        if landed_bytes.get(consumed, 0) < s.loaded_bytes:
+                            early.append(EarlyRead(consumed, step[2], t, landed_bytes.get(consumed, 0), s.loaded_bytes))
+                        consumed += 1
                     if t > since[name]:
                         spans.append(Span(name, f"{barrier.name} ph{step[3]}", "wait", since[name], t))
                 elif kind == "arm":
+                    before = barriers["full"][step[1]].phase
                     barriers["full"][step[1]].arrive(expect_tx=step[2])
+                    track(step[1], before)
                 elif kind == "issue":
                     spans.append(Span(name, f"k={step[2]}", "issue", t, t + 1))
-                    landing[step[1]] = (t + s.load_time, step[2])
+                    per_copy = s.loaded_bytes // s.copies
+                    landing += [(t + s.load_time - (s.copies - 1 - c), step[1], step[2], per_copy) for c in range(s.copies)]
                     ready[name] = t + 1
                 elif kind == "mma":
                     spans.append(Span(name, f"k={step[2]}", "mma", t, t + s.mma_time))
                     ready[name] = t + s.mma_time
                 else:  # release
-                    spans.append(Span(f"stage {step[1]}", f"k={step[2]}", "held", landed[step[1]], t))
+                    spans.append(Span(f"stage {step[1]}", f"k={step[2]}", "held", min(landed.get(step[2], t), t), t))
                     for _ in range(s.consumers):
                         barriers["empty"][step[1]].arrive()
                 current[name] = next(gen, None)
                 since[name] = max(t, ready[name])
                 moved = True
         if not moved and not landing and all(step is None or ready[n] <= t for n, step in current.items()):
-            return Run(spans, _deadlock(current, barriers, t))
+            return Run(spans, _deadlock(current, barriers, t), early, completions)
         t += 1
-    return Run(spans, None)
+    return Run(spans, None, early, completions)
 
 
 def _deadlock(current: dict[str, tuple | None], barriers: dict[str, list[MBarrier]], t: int) -> str:
@@ -241,3 +279,24 @@ def hang_report(case: str) -> str:
     run = simulate(setups[case])
     assert run.deadlock is not None, f"the {case} setup was expected to hang"
     return f"```text\n{run.deadlock}\n```"
+
+
+# --8<-- [start:short_tx]
+SHORT_TX = Setup(copies=2, stage_bytes=16384, loaded_bytes=32768)  # armed for A's bytes only, B forgotten
+
+
+def short_tx_report(s: Setup = SHORT_TX) -> str:
+    """What the simulated pipeline does when each stage's full barrier expects fewer bytes than its copies bring."""
+    run = simulate(s)
+    lines = [f"{s.copies} copies of {s.loaded_bytes // s.copies} bytes per stage, full barrier armed for {s.stage_bytes}:"]
+    lines += [f"  t = {c.time}: full[{c.stage}] completes the phase of tile k={c.k} with {c.landed_bytes} of its "
+              f"{c.tile_bytes} bytes landed" + ("; the consumer, waiting, reads it now" if c in run.early else "")
+              for c in run.completions]  # fmt: skip
+    lines.append(run.deadlock or "  the run finishes: no hang, and nothing reports the tiles read early")
+    return "\n".join(lines)
+# --8<-- [end:short_tx]
+
+
+def short_tx_picture() -> str:
+    s = SHORT_TX
+    return timeline_svg(simulate(s), f"full barriers armed for {s.stage_bytes} of {s.loaded_bytes} bytes per stage")
