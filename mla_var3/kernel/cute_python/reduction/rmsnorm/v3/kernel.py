@@ -1,12 +1,13 @@
-"""RMSNorm with x staged in SMEM by bulk copies: persistent CTAs, a ring of row stages, w in registers.
+"""RMSNorm with x staged in SMEM by bulk copies: a ring of row stages per CTA, w in registers.
 
-One CTA per SM takes a contiguous range of rows (M split as evenly as whole rows allow) and walks
-it in blocks of ``rows_per_stage`` rows. x never passes through registers on its way in: one
-elected thread arms a stage's mbarrier with the block's bytes and issues one ``cp.async.bulk`` of
-the whole block (its rows are contiguous in x and in the stage; a short last block goes row by
-row), into a ring of ``stages`` SMEM buffers. The CTA keeps ``stages - 1`` blocks of x in flight
-while it reduces and stores the current one: the loads in flight cost SMEM, not registers, and
-need no address per thread.
+A CTA takes a contiguous range of rows (M split over the grid as evenly as whole rows allow) and
+walks it in blocks of ``rows_per_stage`` rows; the grid is a launch argument (:mod:`.tiling`'s
+rule: one persistent CTA per SM, two, or many scheduled by the hardware). x never passes through
+registers on its way in: one elected thread arms a stage's mbarrier with the block's bytes and
+issues one ``cp.async.bulk`` of the whole block (its rows are contiguous in x and in the stage; a
+short last block goes row by row), into a ring of ``stages`` SMEM buffers. The CTA keeps
+``stages - 1`` blocks of x in flight while it reduces and stores the current one: the loads in
+flight cost SMEM, not registers, and need no address per thread.
 
 Per block, every thread waits on the stage's mbarrier (phase = how many times the ring has wrapped,
 mod 2), reads its vectors of x from SMEM (128-bit ``LDS``), sums x^2 and reduces the row (warp
@@ -15,8 +16,8 @@ also the stage's release: every thread has read the stage before it, so right af
 thread refills the stage with the block ``stages`` ahead. Rows of one warp or less have no barrier
 in their reduction; they take one for the release. Then each thread scales its x (still in
 registers) by the row's rsqrt and its weight (loaded once per CTA into registers, fp32) and
-stores y with 128-bit ``STG``. The launch passes no SMEM size: the DSL sizes the dynamic SMEM
-from the allocations.
+stores y with 128-bit ``STG`` into the block's rows (:func:`rows_from`). The launch passes no SMEM
+size: the DSL sizes the dynamic SMEM from the allocations.
 """
 
 from __future__ import annotations
@@ -68,8 +69,16 @@ def bulk_rows(
     cute.copy(atom, cute.group_modes(src, 0, 1), cute.group_modes(dst, 0, 1), mbar_ptr=mbar)
 
 
+def rows_from(tensor: cute.Tensor, tiler: tuple[int, int], first: cutlass.Int32 | int) -> cute.Tensor:
+    """The ``tiler`` tile of ``tensor`` whose first row is ``first``: offset the whole tensor, then
+    tile it. (Offsetting the tile instead is wrong when the tile has one row: that mode has size 1,
+    the layout algebra gives it stride 0, and the offset along it vanishes -- every block of one
+    row would land on row 0. ``tests/test_rmsnorm_v3.py`` checks this on coordinates.)"""
+    return cute.local_tile(cute.domain_offset((first, 0), tensor), tiler, (0, 0))
+
+
 class RmsNormStaged:
-    """y = rmsnorm(x) * w; ``ctas`` persistent CTAs (a launch argument) walk the row blocks."""
+    """y = rmsnorm(x) * w; ``ctas`` CTAs (a launch argument) walk the row blocks."""
 
     def __init__(self, staged: StagedRows) -> None:
         self.staged = staged
@@ -201,8 +210,7 @@ class RmsNormStaged:
             tXrY.store((x * rstd * w).to(mY.element_type))
             first = start + block * s.rows_per_stage
             if first + row0 < end:
-                gY = cute.domain_offset((first, 0), cute.local_tile(mY, t.tiler, (0, 0)))
-                copy_x(tXrY, thr_x.partition_D(gY))
+                copy_x(tXrY, thr_x.partition_D(rows_from(mY, t.tiler, first)))
             stage += 1
             if stage == s.stages:
                 stage, phase = cutlass.Int32(0), phase ^ 1
@@ -210,4 +218,4 @@ class RmsNormStaged:
         # --8<-- [end:staged_loop]
 
 
-__all__ = ["RmsNormStaged", "row_tiling"]
+__all__ = ["RmsNormStaged", "row_tiling", "rows_from"]

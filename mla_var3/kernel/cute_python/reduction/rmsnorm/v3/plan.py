@@ -3,10 +3,12 @@
 The steps before hold x in registers from the load to the store, so the bytes an SM has in flight
 are bounded by registers: at N = 16384 ``rmsnorm_v0`` fits one CTA per SM and loses to quack;
 ``rmsnorm_v2`` buys residency back with a cluster. Here x lands in SMEM through ``cp.async.bulk``
-(one instruction per row, completing on an mbarrier), and each of the one-per-SM CTAs keeps
-``stages - 1`` row blocks in flight while it reduces and stores another: at every N the in-flight
-bytes are set by the SMEM ring, not by registers or by how many CTAs fit. The rule (threads,
-rows per stage, stages, grid) is :mod:`.tiling`'s, a function of N, M and the SM count.
+(one instruction per row, completing on an mbarrier), and each CTA keeps up to ``stages - 1`` row
+blocks in flight while it reduces and stores another: the in-flight bytes are set by the SMEM
+ring, not by registers. The rule (threads, rows per stage, stages, CTAs per SM, grid) is
+:mod:`.tiling`'s, a function of N, M and the SM count; the configs choose the SMEM budget and the
+CTA layout (:data:`.tiling.LAYOUTS`: the default schedules many 256-thread CTAs where a row needs
+at most 256 threads; ``"one_per_sm"`` is the rule of the first GPU run).
 """
 
 from __future__ import annotations
@@ -14,7 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from mla_var3.kernel.cute_python.reduction.rmsnorm.common import RmsNormPlanBase, row_kernel
-from mla_var3.kernel.cute_python.reduction.rmsnorm.v3.tiling import DEFAULT_SMEM_BUDGET, staged_rows
+from mla_var3.kernel.cute_python.reduction.rmsnorm.v3.tiling import (
+    DEFAULT_SMEM_BUDGET,
+    StagedRows,
+    staged_rows,
+)
 from mla_var3.kernel.errors import UnsupportedShapeError
 from mla_var3.kernel.plan import Config, Shape
 
@@ -25,8 +31,8 @@ MAX_ELEMENTS = 2**31 - 1  # row offsets (row * N) are 32-bit in the kernel
 class RmsNormV3Plan(RmsNormPlanBase):
     name = "rmsnorm_v3"
     description = (
-        "RMSNorm (bf16 x, fp32 w): persistent CTAs, x staged in an SMEM ring by cp.async.bulk + mbarriers, "
-        "w in registers"
+        "RMSNorm (bf16 x, fp32 w): x staged in an SMEM ring by cp.async.bulk + mbarriers (many 256-thread CTAs "
+        "up to N = 8192, one persistent CTA per SM above), w in registers"
     )
     archs = ("sm_90a",)
     max_n = MAX_N
@@ -52,21 +58,50 @@ class RmsNormV3Plan(RmsNormPlanBase):
             )
 
     def _autotune_configs(self) -> list[Config]:
-        return [{"smem_budget": DEFAULT_SMEM_BUDGET}, {"smem_budget": 3 * 32 * 1024}]
+        return [
+            {"smem_budget": DEFAULT_SMEM_BUDGET, "layout": "scheduled"},
+            {"smem_budget": 3 * 32 * 1024, "layout": "scheduled"},
+            {"smem_budget": DEFAULT_SMEM_BUDGET, "layout": "two_per_sm"},
+            {"smem_budget": DEFAULT_SMEM_BUDGET, "layout": "one_per_sm"},
+        ]
 
     def plan(self, config: Config) -> Any:
         from mla_var3.kernel.cute_python.reduction.rmsnorm.v3.kernel import RmsNormStaged
 
+        def rule(n: int) -> StagedRows:
+            return staged_rows(n, config["smem_budget"], config["layout"])
+
         def host_for(shape: Shape) -> RmsNormStaged:
-            return RmsNormStaged(staged_rows(shape["n"], config["smem_budget"]))
+            return RmsNormStaged(rule(shape["n"]))
 
         def ctas(x: Any) -> int:
             import torch
 
             sms = torch.cuda.get_device_properties(x.device).multi_processor_count
-            return staged_rows(x.shape[1], config["smem_budget"]).ctas(x.shape[0], sms)
+            return rule(x.shape[1]).ctas(x.shape[0], sms)
 
         return row_kernel(host_for, ctas)
 
 
-__all__ = ["MAX_N", "RmsNormV3Plan"]
+class RmsNormV3TwoPerSmPlan(RmsNormV3Plan):
+    """``rmsnorm_v3`` with two persistent 256-thread CTAs per SM where a row needs at most 256
+    threads: a group member of its own, so one run times it beside the default layout."""
+
+    name = "rmsnorm_v3_two_per_sm"
+    description = "rmsnorm_v3 with two persistent CTAs per SM (256 threads each) up to N = 8192"
+
+    def _autotune_configs(self) -> list[Config]:
+        return [{"smem_budget": DEFAULT_SMEM_BUDGET, "layout": "two_per_sm"}]
+
+
+class RmsNormV3OnePerSmPlan(RmsNormV3Plan):
+    """``rmsnorm_v3`` with one persistent 512-thread CTA per SM at every N (the first GPU run's rule)."""
+
+    name = "rmsnorm_v3_one_per_sm"
+    description = "rmsnorm_v3 with one persistent 512-thread CTA per SM at every N (its first rule)"
+
+    def _autotune_configs(self) -> list[Config]:
+        return [{"smem_budget": DEFAULT_SMEM_BUDGET, "layout": "one_per_sm"}]
+
+
+__all__ = ["MAX_N", "RmsNormV3OnePerSmPlan", "RmsNormV3Plan", "RmsNormV3TwoPerSmPlan"]
