@@ -263,11 +263,22 @@ GROUPS: tuple[Group, ...] = (
     # rmsnorm_bf16 would stale that group's records): x staged in SMEM by bulk copies.
     Group(
         "rmsnorm_bf16_v3",
-        "RMSNorm forward, bf16 x, fp32 weight, bf16 y: quack 0.6.5 against our v3 (persistent CTAs, x staged in "
-        "an SMEM ring by cp.async.bulk), v2 (rows per CTA, cluster/DSMEM above 8192 columns per CTA) and "
-        "CUTLASS's rmsnorm.py (bf16 weight)",
+        "RMSNorm forward, bf16 x, fp32 weight, bf16 y: quack 0.6.5 against our v3 (x staged in an SMEM ring by "
+        "cp.async.bulk; its default layout and, as members of their own, two persistent 256-thread CTAs per SM and "
+        "one 512-thread CTA per SM), v2 (rows per CTA, cluster/DSMEM above 8192 columns per CTA) and CUTLASS's "
+        "rmsnorm.py (bf16 weight)",
         reference="quack_rmsnorm",
-        members=tuple(Member(k) for k in ("quack_rmsnorm", "rmsnorm_v3", "rmsnorm_v2", "cutlass_rmsnorm")),
+        members=tuple(
+            Member(k)
+            for k in (
+                "quack_rmsnorm",
+                "rmsnorm_v3",
+                "rmsnorm_v3_two_per_sm",
+                "rmsnorm_v3_one_per_sm",
+                "rmsnorm_v2",
+                "cutlass_rmsnorm",
+            )
+        ),
         shapes=("m32768-n4096-bfloat16", "m32768-n8192-bfloat16", "m16384-n16384-bfloat16"),
         launches_per_round=40,
     ),
