@@ -301,11 +301,12 @@ def profile_one(target: Target, prof_type: str, timeout: float, base: Path | Non
 
 def run_kernel_child(kernel: str, config: str, mode: str, arch: str) -> dict:
     """Run (check and time) or compile one kernel at one shape key: ``RunResult.to_dict()``."""
+    from mla_var3.kernel.plan_index import find_plan  # this child imports its plan's module only
     from mla_var3.kernel.runner import RunRequest, run_plan
 
     shape, dtype = parse_shape_key(config)
     request = RunRequest(shape=shape, arch=arch, compile_only=mode == "compile", check=mode == "run")
-    plan = get_plan(kernel)(dtype)
+    plan = find_plan(kernel)(dtype)
     result = run_plan(plan, request).to_dict()
     spec = census_of(kernel)
     if spec is not None and result["mode"] == "run":  # after the check and timing, in the same process
@@ -315,12 +316,13 @@ def run_kernel_child(kernel: str, config: str, mode: str, arch: str) -> dict:
 
 def check_member_child(group: str, config: str, member: str) -> dict:
     """Check one member of a group at its own dtype and tolerance (no timing): ``RunResult.to_dict()``."""
+    from mla_var3.kernel.plan_index import find_plan
     from mla_var3.kernel.runner import RunRequest, run_plan
 
     spec = get_group(group)
     m = spec.member(member)
     shape, dtype = parse_shape_key(spec.member_config(m, config))
-    plan = get_plan(m.kernel)(dtype)
+    plan = find_plan(m.kernel)(dtype)
     if m.tolerance is not None:  # the group declares this member's tolerance
         plan.tolerance = lambda: m.tolerance  # type: ignore[method-assign]
     return run_plan(plan, RunRequest(shape=shape, check=True, bench=False)).to_dict()

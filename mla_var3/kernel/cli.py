@@ -86,9 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         print(list_kernels())
         return 0
     try:
-        from mla_var3.kernel.registry import get_plan
+        from mla_var3.kernel.plan_index import find_plan  # imports that plan's module, not all of them
 
-        plan_cls = get_plan(argv[0])
+        plan_cls = find_plan(argv[0])
     except UserError as exc:
         return _fail(exc)
     return benchmark_kernel_argparse(plan_cls, argv[1:])
