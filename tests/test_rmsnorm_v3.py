@@ -244,6 +244,10 @@ def test_v3_matches_reference_on_gpu(shape: dict[str, int], config: dict[str, in
         pytest.skip("sm_90a code runs only on compute capability 9.0")
     plan = RmsNormV3Plan()
     plan.check_shape(shape)
+    default = plan.default_config()
+    rule = staged_rows(shape["n"], config["smem_budget"], config["layout"])
+    if config != default and rule == staged_rows(shape["n"], default["smem_budget"], default["layout"]):
+        pytest.skip(f"{config} gives the default's rule at N = {shape['n']}: the default's test runs that kernel")
     kernel = plan.plan(config)
     compiled = compile_cached(plan, config, shape, "sm_90a").compiled  # $MLA_VAR3_CACHE_DIR: precompiled here
     inputs = plan.prepare_inputs(shape)
