@@ -1,6 +1,7 @@
 """The constexpr K loop (snippets/cpu/antipatterns/unrolled_k_loop.py), compiled for sm_90a on the CPU: a
 ``range_constexpr`` K loop holds one copy of the body per K tile in the SASS, ``cutlass.range(unroll=1)``
-one copy at any K, and the built-in ``range`` is a device loop the compiler unrolls only partly."""
+one copy at any K, and the built-in ``range`` is a device loop the compiler unrolls only partly at large K (at K = 4 it
+unrolled it fully)."""
 
 from __future__ import annotations
 

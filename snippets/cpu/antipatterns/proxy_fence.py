@@ -3,8 +3,8 @@ and without ``fence_proxy("async.shared", space="cta")`` between the plain SMEM 
 
 Both forms compile without a word; the unfenced one simply lacks the fence's two instructions
 (``MEMBAR.ALL.CTA``, ``FENCE.VIEW.ASYNC.S``) between the last ``STS`` and the ``BAR.SYNC`` that hands the
-tile to the ``UTMASTG``. Nothing else in the SASS differs (but padding ``NOP``s), so no tool that reads the binary alone can
-say the fence is missing -- only the rule can.
+tile to the ``UTMASTG``. Nothing else in the SASS differs but scheduling (one ``ISETP`` placed elsewhere) and
+padding ``NOP``s, so no tool that reads the binary alone can say the fence is missing -- only the rule can.
 """
 
 from __future__ import annotations
@@ -47,7 +47,9 @@ def counts(proxy_fence: bool) -> dict[str, int]:
 
 def sass_excerpt(proxy_fence: bool) -> str:
     """The loop body's SMEM stores (the last one), the fence, the barriers and the TMA store, in program order."""
-    bodies = [m.group("body").strip() for m in map(_LINE_RE.search, compiled(proxy_fence)[0].splitlines()) if m]
+    bodies = [
+        m.group("body").strip() for m in map(_LINE_RE.search, compiled(proxy_fence)[0].splitlines()) if m
+    ]
     shown = [b for b in bodies if b.split()[0].startswith(SHOWN)]
     # 32 STS per tile: keep the last one, where the hand-off starts.
     last_sts = max(i for i, b in enumerate(shown) if b.startswith("STS"))
