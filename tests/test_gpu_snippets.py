@@ -28,6 +28,7 @@ SNIPPET_PLANS = {
     "async_copy_vs_tma": ("tile_load_cp_async", "tile_load_tma"),
     "named_barrier_handoff": ("named_barrier_arrive", "named_barrier_sync"),
     "named_barrier_pingpong": ("named_barrier_pingpong",),
+    "named_barrier_relay": ("named_barrier_relay",),
     "proxy_fence_tma_store": ("tma_store_fenced", "tma_store_unfenced"),
     "global_coalescing": ("copy_row_walk", "copy_column_walk"),
 }
@@ -300,3 +301,12 @@ def test_pingpong_hands_the_slot_off_in_both_directions() -> None:
         ("SYNC", "0x2"),
     ]
     assert {bar for pred, _, bar in bars if pred} == {"0x2"}, "only the CONSUMED hand-off skips a round"
+
+
+def test_relay_hands_off_on_barriers_named_at_run_time() -> None:
+    """named_barrier_relay: the same four barrier instructions as the ping-pong kernel, but each takes its
+    barrier id from a register (a fresh barrier per hand-off), not an immediate."""
+    text, _ = _sass("named_barrier_relay")
+    bars = re.findall(r"BAR\.(ARV|SYNC)\S* (\S+), 0x100", text)
+    assert sorted(kind for kind, _ in bars) == ["ARV", "ARV", "SYNC", "SYNC"]
+    assert all(re.fullmatch(r"R\d+", bar) for _, bar in bars), bars
