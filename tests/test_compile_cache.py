@@ -21,8 +21,10 @@ from mla_var3.kernel.compile_cache import (
     cache_key,
     clear_memory_cache,
     compile_cached,
+    host_launch_smem,
     key_parts,
 )
+from mla_var3.kernel.cute_python.attention.example_kernel import launch_smem_bytes
 from mla_var3.kernel.plan import Config, KernelPlan, Shape, ShapeParam, Tensors
 
 TINY_SOURCE = Path(__file__).parent / "fixtures" / "analysis" / "tiny_kernels.py"
@@ -194,7 +196,16 @@ def test_a_dynamic_shape_kernel_is_keyed_on_its_static_params_only() -> None:
     assert len(keys("hopper_gemm_ws", "bfloat16", gemm_shapes)) == 1  # one binary per config and dtype
     assert keys("hopper_gemm_ws", "bfloat16", gemm_shapes) != keys("hopper_gemm_ws", "float16", gemm_shapes)
     assert len(keys("elementwise_add", "bfloat16", [{"n": 1}, {"n": 1 << 27}])) == 1
-    assert len(keys("sm100_gemm_tcgen05", "bfloat16", [{"m": 256, "n": 512, "k": 520}, {"m": 128, "n": 256, "k": 64}])) == 2
+    assert (
+        len(
+            keys(
+                "sm100_gemm_tcgen05",
+                "bfloat16",
+                [{"m": 256, "n": 512, "k": 520}, {"m": 128, "n": 256, "k": 64}],
+            )
+        )
+        == 2
+    )
 
     class HalfStatic(TinyPlan):
         shape_params = (ShapeParam("n", 4096, "elements"), ShapeParam("batch", 1, "batches"))
@@ -202,7 +213,9 @@ def test_a_dynamic_shape_kernel_is_keyed_on_its_static_params_only() -> None:
 
     half = HalfStatic()
     assert key_parts(half, CONFIG, {"n": 1, "batch": 2}, sm90)["shape"] == "batch2-float32"
-    assert key_parts(half, CONFIG, {"n": 7, "batch": 2}, sm90) == key_parts(half, CONFIG, {"n": 1, "batch": 2}, sm90)
+    assert key_parts(half, CONFIG, {"n": 7, "batch": 2}, sm90) == key_parts(
+        half, CONFIG, {"n": 1, "batch": 2}, sm90
+    )
 
 
 def test_a_source_edit_is_never_served_stale(tmp_path: Path) -> None:
@@ -254,7 +267,9 @@ def test_a_corrupt_entry_is_recompiled(how: str, sm90_entry: tuple[Path, bytes],
     assert compile_cached(plan, CONFIG, SHAPE, "sm_90a").source == "disk"  # the entry was rewritten
 
 
-def test_an_entry_without_analysis_is_completed_on_load(sm90_entry: tuple[Path, bytes], tmp_cache: Path) -> None:
+def test_an_entry_without_analysis_is_completed_on_load(
+    sm90_entry: tuple[Path, bytes], tmp_cache: Path
+) -> None:
     entry = _install(sm90_entry[0], tmp_cache)
     meta = json.loads((entry / META).read_text())
     analysis, meta["analysis"] = meta["analysis"], None
@@ -306,6 +321,93 @@ def test_torch_plans_are_cached_in_memory_only(tmp_cache: Path) -> None:
     assert first.source == "compile" and first.entry is None and first.analysis_dict() is None
     assert compile_cached(plan, CONFIG, SHAPE, "sm_80").source == "memory"
     assert not tmp_cache.exists() or not any(tmp_cache.iterdir())
+
+
+def _smem_plan(tmp_path: Path, smem: int) -> TinyPlan:
+    """TinyPlan whose launch asks for ``smem`` bytes of dynamic SMEM (a source of its own: its own key)."""
+    source = tmp_path / f"tiny_smem_{smem}.py"
+    source.write_text(TINY_SOURCE.read_text().replace("stream=stream)", f"smem={smem}, stream=stream)"))
+
+    class SmemPlan(TinyPlan):
+        pass
+
+    SmemPlan.source = source
+    return SmemPlan()
+
+
+def _args_probe(calls: list[str]) -> compile_cache.FactProbe:
+    """A probe that wraps a hook (as a real one does): the shapes of the fake tensors the compile traced."""
+
+    def probe(kernel: CuteKernel) -> object:
+        traced: list[str] = []
+        compile_args = kernel.compile_args
+
+        def tracing(shape: Shape) -> tuple[object, ...]:
+            args = compile_args(shape)
+            traced.extend(str(arg.shape) for arg in args)
+            return args
+
+        kernel.compile_args = tracing
+        calls.append("probe")
+        return lambda compiled: tuple(traced)
+
+    return probe
+
+
+def test_facts_are_recorded_at_compile_and_equal_a_fresh_compiles(tmp_path: Path) -> None:
+    plan, calls = _smem_plan(tmp_path, 4096), []
+    facts = {"host_launch_smem": host_launch_smem, "traced_args": _args_probe(calls)}
+    cold = compile_cached(plan, CONFIG, SHAPE, "sm_90a", need_function=False, facts=facts)
+    assert cold.source == "compile" and calls == ["probe"]
+    fresh = plan.plan(CONFIG).compile(SHAPE, Arch.parse("sm_90a"))  # outside the cache
+    assert cold.facts == {
+        "host_launch_smem": launch_smem_bytes(fresh.fn.ir_module),
+        "traced_args": ["(4096,)"] * 2,
+    }
+    assert cold.facts["host_launch_smem"] == [4096]  # the host IR's launch really carries the new size
+    assert cold.entry is not None and json.loads((cold.entry / META).read_text())["facts"] == cold.facts
+    clear_memory_cache()
+    warm = compile_cached(plan, CONFIG, SHAPE, "sm_90a", need_function=False, facts=facts)
+    assert warm.source == "disk" and warm.facts == cold.facts and calls == ["probe"]  # read, not re-probed
+    assert compile_cached(plan, CONFIG, SHAPE, "sm_90a", need_function=False, facts=facts).source == "memory"
+    other = _smem_plan(tmp_path, 2048)  # a source edit: a new key, compiled, its own facts
+    edited = compile_cached(other, CONFIG, SHAPE, "sm_90a", need_function=False, facts=facts)
+    assert (
+        edited.source == "compile" and edited.key != cold.key and edited.facts["host_launch_smem"] == [2048]
+    )
+
+
+def test_an_entry_without_a_requested_fact_is_recompiled_and_keeps_its_others(tmp_path: Path) -> None:
+    plan, calls = _smem_plan(tmp_path, 4096), []
+    plain = compile_cached(plan, CONFIG, SHAPE, "sm_90a", need_function=False)
+    assert plain.facts == {} and plain.entry is not None
+    meta = json.loads((plain.entry / META).read_text())
+    del meta["facts"]  # as written before facts existed: still a hit for a caller that needs none
+    (plain.entry / META).write_text(json.dumps(meta))
+    clear_memory_cache()
+    assert compile_cached(plan, CONFIG, SHAPE, "sm_90a", need_function=False).source == "disk"
+    smem = compile_cached(
+        plan, CONFIG, SHAPE, "sm_90a", need_function=False, facts={"smem": host_launch_smem}
+    )
+    assert smem.source == "compile" and smem.facts == {"smem": [4096]}  # not from memory either
+    clear_memory_cache()
+    args = compile_cached(
+        plan, CONFIG, SHAPE, "sm_90a", need_function=False, facts={"args": _args_probe(calls)}
+    )
+    assert args.source == "compile" and any("lacks the facts args" in note for note in args.notes)
+    assert args.facts == {"smem": [4096], "args": ["(4096,)"] * 2}
+    clear_memory_cache()
+    both = compile_cached(
+        plan, CONFIG, SHAPE, "sm_90a", facts={"smem": host_launch_smem, "args": _args_probe(calls)}
+    )
+    assert both.source == "disk" and both.facts == args.facts and calls == ["probe"]
+
+
+def test_a_fact_that_is_not_json_is_refused_by_name() -> None:
+    with pytest.raises(TypeError, match=r"compile fact 'fn' is not JSON .*FactProbe must return JSON values"):
+        compile_cached(
+            TinyPlan(), CONFIG, SHAPE, "sm_90a", facts={"fn": lambda kernel: lambda compiled: compiled.fn}
+        )
 
 
 @pytest.mark.gpu

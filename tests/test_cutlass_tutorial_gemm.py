@@ -11,6 +11,7 @@ import pytest
 
 from mla_var3.kernel.arch import Arch, check_supported
 from mla_var3.kernel.backends import Compiled
+from mla_var3.kernel.compile_cache import CompileResult, compile_cached, host_launch_smem
 from mla_var3.kernel.cute_python.gemm.cutlass_tutorial_gemm.common import fake_operand, real_operand
 from mla_var3.kernel.cute_python.gemm.cutlass_tutorial_gemm.fp16_gemm_0 import PLAN as STEP_0
 from mla_var3.kernel.cute_python.gemm.cutlass_tutorial_gemm.fp16_gemm_1 import PLAN as STEP_1
@@ -72,15 +73,23 @@ pytestmark = [pytest.mark.cutlass, pytest.mark.filterwarnings("ignore::Deprecati
 
 
 @pytest.fixture(scope="module")
-def compiled() -> Iterator[dict[str, Compiled]]:
-    """Every step compiled once for sm_100a at its first check shape; the examples leave sys.modules after."""
+def builds() -> Iterator[dict[str, CompileResult]]:
+    """Every step compiled for sm_100a at its first check shape (through the compile cache, which keeps
+    the launch SMEM its compile read from the host IR); the examples leave sys.modules after."""
     if not (cutlass_dir() / EXAMPLES_ROOT).is_dir():
         pytest.skip("needs third_party/cutlass (nox -s cutlass)")
     path, before = list(sys.path), set(sys.modules)
     arch = Arch.parse("sm_100a")
     try:
         yield {
-            step: plan().plan(plan().default_config()).compile(dict(plan.check_shapes[0]), arch)
+            step: compile_cached(
+                plan(),
+                plan().default_config(),
+                dict(plan.check_shapes[0]),
+                arch,
+                need_function=False,
+                facts={"host_launch_smem": host_launch_smem},
+            )
             for step, plan in STEPS.items()
         }
     finally:
@@ -89,6 +98,11 @@ def compiled() -> Iterator[dict[str, Compiled]]:
         for name in set(sys.modules) - before:
             if (getattr(sys.modules[name], "__file__", None) or "").startswith(examples):
                 del sys.modules[name]
+
+
+@pytest.fixture(scope="module")
+def compiled(builds: dict[str, CompileResult]) -> dict[str, Compiled]:
+    return {step: build.compiled for step, build in builds.items()}
 
 
 def _kernels(compiled: Compiled) -> dict[str, Counter[str]]:
@@ -113,16 +127,18 @@ def test_registered_for_sm100a_fp16_only() -> None:
 
 @pytest.mark.parametrize("step", list(STEPS))
 def test_compiles_without_spills_and_launches_its_smem_budget(
-    compiled: dict[str, Compiled], step: str
+    builds: dict[str, CompileResult], step: str
 ) -> None:
     from mla_var3.analysis.resources import resource_usage
 
-    result = compiled[step]
+    result = builds[step].compiled
     for kernel in resource_usage(result.cubin):
         assert 0 < kernel.registers <= 255 and kernel.local_bytes == 0 and kernel.stack_bytes == 0, kernel
     # The budget from the module constants is what the DSL lowered into the host's launch code.
     assert result.dynamic_smem_bytes is not None and result.dynamic_smem_bytes <= SMEM_LIMIT_SM100
-    assert f"llvm.mlir.constant({result.dynamic_smem_bytes} : i64)" in str(result.fn.ir_module)
+    # Every launch, in order: step 6 first launches its dequantize kernel, which takes no dynamic SMEM.
+    launches = [0, result.dynamic_smem_bytes] if step == "6" else [result.dynamic_smem_bytes]
+    assert builds[step].facts["host_launch_smem"] == launches
 
 
 @pytest.mark.parametrize("step", list(SASS_OF_STEP))

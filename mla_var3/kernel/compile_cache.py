@@ -15,6 +15,13 @@ shape shares its entry). A source edit changes the key, so a stale entry is neve
   SMEM, resources and SASS from :mod:`mla_var3.analysis`). Entries are written to a temporary
   folder and renamed into place. An entry that fails to parse or whose files do not match
   their recorded hashes is deleted and recompiled.
+- **Facts**: what only the compile itself shows -- a number in the host IR, a size the traced
+  host object computed -- is gone once the binary is on disk. A caller that needs such a fact
+  passes ``facts={name: probe}`` (a :data:`FactProbe`); the compile records each value in the
+  entry's ``meta.json`` under ``facts``, and a hit returns them as ``CompileResult.facts``. An
+  entry that lacks a requested fact (written before the caller asked for it) is compiled again
+  and rewritten with it, keeping the facts it had. :func:`host_launch_smem` is one probe: the
+  dynamic SMEM of every launch in the host IR.
 
 On a machine without a GPU the DSL's object export fails ("Failed to dump object file with
 PIC relocation": its JIT cannot resolve the ``_cuda*`` runtime symbols) unless the DSL
@@ -34,6 +41,7 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -42,7 +50,7 @@ from typing import Any
 from mla_var3.analysis import AnalysisError, CubinAnalysis, analyze_cubin
 from mla_var3.atomic_file import write_atomic
 from mla_var3.kernel.arch import Arch
-from mla_var3.kernel.backends import Compiled
+from mla_var3.kernel.backends import Compiled, Kernel
 from mla_var3.kernel.fingerprint import plan_fingerprint
 from mla_var3.kernel.plan import Config, KernelPlan, Shape, config_slug, shape_slug
 
@@ -52,12 +60,25 @@ META = "meta.json"
 CUBIN = "kernel.cubin"
 OBJECT = "function.o"
 
+FactProbe = Callable[[Kernel], Callable[[Compiled], Any]]
+"""Given the kernel a plan returned, before it compiles (the probe may wrap the kernel's hooks to see
+what the compile builds), the collector that returns one JSON value about the fresh compile."""
+
+
+def host_launch_smem(kernel: Kernel) -> Callable[[Compiled], list[int]]:
+    """Probe: the dynamic SMEM (bytes) of each kernel launch the compiled host function makes, read
+    from its host IR (:func:`~mla_var3.kernel.cute_python.attention.example_kernel.launch_smem_bytes`)."""
+    from mla_var3.kernel.cute_python.attention.example_kernel import launch_smem_bytes
+
+    return lambda compiled: launch_smem_bytes(compiled.fn.ir_module)
+
 
 @dataclass
 class _Entry:
     compiled: Compiled
     analysis: CubinAnalysis | None
     analysis_error: str | None
+    facts: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -80,6 +101,7 @@ class CompileResult:
     analysis_s: float = 0.0
     entry: Path | None = None
     notes: list[str] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
 
     @property
     def warm(self) -> bool:
@@ -149,21 +171,34 @@ def cache_key(parts: dict[str, str]) -> str:
 
 
 def compile_cached(
-    plan: KernelPlan, config: Config, shape: Shape, arch: Arch | str, *, need_function: bool = True
+    plan: KernelPlan,
+    config: Config,
+    shape: Shape,
+    arch: Arch | str,
+    *,
+    need_function: bool = True,
+    facts: Mapping[str, FactProbe] | None = None,
 ) -> CompileResult:
     """``plan.plan(config).compile(shape, arch)``, from memory, disk or a fresh compile.
 
     ``need_function=False`` (compile-only) accepts a disk entry without loading its launchable
-    function; ``Compiled.fn`` is then ``None``.
+    function; ``Compiled.fn`` is then ``None``. ``facts`` names the facts the caller needs
+    (``CompileResult.facts``); an entry without every one of them is not a hit.
     """
     if plan.backend == "cute":
         dsl_identity()  # imports the DSL once per process, outside the timed part
     start = time.perf_counter()
     arch = arch if isinstance(arch, Arch) else Arch.parse(arch)
+    probes = dict(facts or {})
     parts = key_parts(plan, config, shape, arch)
     key = cache_key(parts)
     entry = _MEMORY.get(key)
-    if entry is not None and (entry.compiled.fn is not None or not need_function):
+    known = dict(entry.facts) if entry is not None else {}
+    if (
+        entry is not None
+        and (entry.compiled.fn is not None or not need_function)
+        and probes.keys() <= known.keys()
+    ):
         return _result(entry, key, "memory", start, None)
     notes: list[str] = []
     folder = cache_dir() / key
@@ -175,13 +210,22 @@ def compile_cached(
             shutil.rmtree(folder, ignore_errors=True)
             entry = None
         if entry is not None:
-            _MEMORY[key] = entry
-            return _result(entry, key, "disk", start, folder, notes)
-    compiled = plan.plan(config).compile(shape, arch)
+            known.update(entry.facts)
+            missing = sorted(probes.keys() - entry.facts.keys())
+            if not missing:
+                _MEMORY[key] = entry
+                return _result(entry, key, "disk", start, folder, notes)
+            notes.append(
+                f"cache entry {folder} lacks the facts {', '.join(missing)}; recompiled to record them"
+            )
+    kernel = plan.plan(config)
+    collectors = {name: probe(kernel) for name, probe in probes.items()}
+    compiled = kernel.compile(shape, arch)
+    fresh = {name: _json_value(name, collect(compiled)) for name, collect in collectors.items()}
     analysis_start = time.perf_counter()
     analysis, error = _analyze(compiled)
     analysis_s = time.perf_counter() - analysis_start
-    entry = _Entry(compiled, analysis, error)
+    entry = _Entry(compiled, analysis, error, {**known, **fresh})
     stored = None
     if compiled.cubin:
         stored = _store(folder, key, parts, entry, notes)
@@ -204,7 +248,18 @@ def _result(
         analysis_error=entry.analysis_error,
         entry=folder,
         notes=notes or [],
+        facts=dict(entry.facts),
     )
+
+
+def _json_value(name: str, value: Any) -> Any:
+    """``value`` as JSON reads it back (tuples become lists), or one error naming the fact."""
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"compile fact {name!r} is not JSON ({exc}): a FactProbe must return JSON values"
+        ) from exc
 
 
 def _analyze(compiled: Compiled) -> tuple[CubinAnalysis | None, str | None]:
@@ -241,6 +296,7 @@ def _store(folder: Path, key: str, parts: dict[str, str], entry: _Entry, notes: 
         "cubin_sha256": _sha256(compiled.cubin),
         "object": {"prefix": prefix, "sha256": _sha256(obj)} if obj else None,
         "analysis": entry.analysis.to_dict() if entry.analysis else None,
+        "facts": {**_stored_facts(folder, key), **entry.facts},
     }
     tmp = folder.parent / f".tmp-{key[:16]}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
@@ -256,6 +312,17 @@ def _store(folder: Path, key: str, parts: dict[str, str], entry: _Entry, notes: 
         shutil.rmtree(tmp, ignore_errors=True)
         return folder if (folder / META).is_file() else None
     return folder
+
+
+def _stored_facts(folder: Path, key: str) -> dict[str, Any]:
+    """The facts an existing entry of the same key recorded (another process may have asked for
+    others), so a rewrite keeps them; nothing if the entry is absent or unreadable."""
+    try:
+        meta = json.loads((folder / META).read_text())
+    except (OSError, ValueError):
+        return {}
+    facts = meta.get("facts") if isinstance(meta, dict) and meta.get("key") == key else None
+    return facts if isinstance(facts, dict) else {}
 
 
 def _load(folder: Path, key: str, need_function: bool) -> _Entry | None:
@@ -282,14 +349,17 @@ def _load(folder: Path, key: str, need_function: bool) -> _Entry | None:
         dynamic_smem_bytes=meta["dynamic_smem_bytes"],
         kernel_names=tuple(meta["kernel_names"]),
     )
+    facts = meta.get("facts") or {}  # entries written before facts existed have none
+    if not isinstance(facts, dict):
+        raise ValueError("facts is not a JSON object")
     if meta["analysis"] is not None:
-        return _Entry(compiled, CubinAnalysis.from_dict(meta["analysis"]), None)
+        return _Entry(compiled, CubinAnalysis.from_dict(meta["analysis"]), None, facts)
     analysis, error = _analyze(compiled)
     if analysis is not None:  # the tools were missing when the entry was written
         meta["analysis"] = analysis.to_dict()
         meta["kernel_names"] = list(compiled.kernel_names)
         write_atomic(folder / META, json.dumps(meta, indent=1) + "\n")
-    return _Entry(compiled, analysis, error)
+    return _Entry(compiled, analysis, error, facts)
 
 
 def _load_object(path: Path, info: dict[str, str]) -> Any:
